@@ -1,0 +1,32 @@
+package dev.modelkeeper.core;
+
+/**
+ * Receives lifecycle events of a manager. Each event of one identifier is delivered on the thread
+ * that performs that identifier's lifecycle operation, while that operation still owns the
+ * identifier's lifecycle and while no lock shared by other identifiers is held; events of one
+ * identifier therefore arrive in lifecycle order. Implementations must be thread-safe: events of
+ * different identifiers arrive concurrently.
+ */
+public interface LifecycleListener {
+
+  /**
+   * A load of {@code modelId} is about to construct the model. Throwing aborts the load without a
+   * trace (the exception reaches the caller and every joiner); a budget may block here to make room.
+   */
+  default void loading(String modelId, long predictedBytes) {}
+
+  /** The model was constructed and is about to become leasable. */
+  default void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {}
+
+  /** A load that was announced by {@link #loading} did not produce a model. */
+  default void loadFailed(String modelId, Throwable cause) {}
+
+  /** {@code clearCache()} returned and the model is about to be unregistered. */
+  default void removed(String modelId, Model model, RemovalCause cause) {}
+
+  /**
+   * The last lease of a model closed after {@link ModelManager#evictIfIdle} found it busy; it may be
+   * evictable now. Runs on the thread that closed the lease.
+   */
+  default void idle(String modelId) {}
+}

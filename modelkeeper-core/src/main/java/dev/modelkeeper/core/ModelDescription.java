@@ -1,0 +1,21 @@
+package dev.modelkeeper.core;
+
+/**
+ * A snapshot of one model known to a manager.
+ *
+ * @param modelId the resolved identifier
+ * @param requestedModelId the identifier the model was built from (differs when loaded by alias)
+ * @param state where its lifecycle stands
+ * @param sizeBytes resident bytes, or a negative number when unknown
+ * @param leases open leases at the time of the snapshot
+ * @param lastUsedNanos ticker reading of the last load, warm add or lease (recency)
+ * @param loadNanos how long its constructor took, 0 while loading
+ */
+public record ModelDescription(
+    String modelId,
+    String requestedModelId,
+    ModelState state,
+    long sizeBytes,
+    int leases,
+    long lastUsedNanos,
+    long loadNanos) {}

@@ -1,0 +1,15 @@
+package dev.modelkeeper.core;
+
+/** Why a model left the manager. */
+public enum RemovalCause {
+  /** {@code remove} or {@code clear} was called. */
+  EXPLICIT,
+  /** Evicted to make room under the count budget. */
+  COUNT_BUDGET,
+  /** Evicted to make room under the byte budget. */
+  BYTE_BUDGET;
+
+  public boolean isEviction() {
+    return this != EXPLICIT;
+  }
+}
