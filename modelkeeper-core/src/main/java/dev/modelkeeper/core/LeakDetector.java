@@ -1,0 +1,77 @@
+package dev.modelkeeper.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Remembers where open leases were taken and reports each lease held past a threshold once.
+ * Thread-safe. {@link #DISABLED} is the null object used when detection is off: it costs one
+ * virtual call per lease.
+ */
+class LeakDetector {
+
+  private static final System.Logger LOG = System.getLogger(LeakDetector.class.getName());
+
+  static final LeakDetector DISABLED = new LeakDetector(Ticker.system(), Duration.ZERO);
+
+  private final Ticker ticker;
+  private final long thresholdNanos;
+  private final Map<Lease, Site> open = new ConcurrentHashMap<>();
+
+  LeakDetector(Ticker ticker, Duration threshold) {
+    this.ticker = ticker;
+    this.thresholdNanos = threshold.toNanos();
+  }
+
+  void opened(Lease lease) {
+    if (thresholdNanos == 0) {
+      return;
+    }
+    Site site =
+        new Site(
+            ticker.read(),
+            new Exception(
+                "lease of '" + lease.modelId() + "' taken by thread " + Thread.currentThread().getName()));
+    lease.leakToken = site;
+    open.put(lease, site);
+  }
+
+  void closed(Lease lease) {
+    if (lease.leakToken != null) {
+      open.remove(lease);
+    }
+  }
+
+  /** Logs every lease open longer than the threshold that was not reported before; returns them. */
+  List<String> sweep() {
+    List<String> reported = new ArrayList<>();
+    long now = ticker.read();
+    for (Map.Entry<Lease, Site> e : open.entrySet()) {
+      Site site = e.getValue();
+      if (!site.reported && now - site.openedAt >= thresholdNanos) {
+        site.reported = true;
+        long heldMs = (now - site.openedAt) / 1_000_000;
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "possible lease leak: lease of '" + e.getKey().modelId() + "' open for " + heldMs + " ms",
+            site.stack);
+        reported.add(e.getKey().modelId());
+      }
+    }
+    return reported;
+  }
+
+  private static final class Site {
+    final long openedAt;
+    final Exception stack;
+    volatile boolean reported;
+
+    Site(long openedAt, Exception stack) {
+      this.openedAt = openedAt;
+      this.stack = stack;
+    }
+  }
+}

@@ -1,0 +1,51 @@
+package dev.modelkeeper.core;
+
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+
+/** The lease handle of {@link BaseModelManager}: the only allocation of a hot-path acquire. */
+final class Lease implements ModelLease {
+
+  private static final AtomicIntegerFieldUpdater<Lease> CLOSED =
+      AtomicIntegerFieldUpdater.newUpdater(Lease.class, "closed");
+
+  private final BaseModelManager owner;
+  final LifecycleEntry entry;
+  private final Model model;
+
+  /** The leak detector's record of this lease, or null when detection is off. */
+  Object leakToken;
+
+  private volatile int closed;
+
+  Lease(BaseModelManager owner, LifecycleEntry entry, Model model) {
+    this.owner = owner;
+    this.entry = entry;
+    this.model = model;
+  }
+
+  @Override
+  public Model model() {
+    return model;
+  }
+
+  @Override
+  public String modelId() {
+    return entry.id;
+  }
+
+  @Override
+  public void close() {
+    if (CLOSED.compareAndSet(this, 0, 1)) {
+      owner.released(this);
+    }
+  }
+
+  boolean isClosed() {
+    return closed != 0;
+  }
+
+  @Override
+  public String toString() {
+    return "ModelLease[" + entry.id + (isClosed() ? ", closed]" : "]");
+  }
+}

@@ -1,0 +1,80 @@
+package dev.modelkeeper.core;
+
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Back-off after failed loads: within a window after a failure of X, new loads of X fail fast with
+ * the recorded cause. The window doubles on each consecutive failure up to a maximum and is
+ * forgotten on success. Thread-safe; touched only on the cold path.
+ */
+final class LoadFailures {
+
+  private final Ticker ticker;
+  private final long initialNanos;
+  private final long maxNanos;
+  private final ConcurrentHashMap<String, Record> records = new ConcurrentHashMap<>();
+
+  LoadFailures(Ticker ticker, Duration initial, Duration max) {
+    this.ticker = ticker;
+    this.initialNanos = initial.toNanos();
+    this.maxNanos = max.toNanos();
+  }
+
+  /** Throws {@link LoadBackoffException} when the window of {@code id} is open. */
+  void check(String id) {
+    Record r = records.get(id);
+    if (r == null) {
+      return;
+    }
+    long remaining = r.until - ticker.read();
+    if (remaining > 0) {
+      throw new LoadBackoffException(
+          "loading '"
+              + id
+              + "' failed "
+              + r.failures
+              + " time(s) in a row; next attempt allowed in "
+              + Duration.ofNanos(remaining).toMillis()
+              + " ms (last failure: "
+              + r.cause
+              + ")",
+          Duration.ofNanos(remaining),
+          r.cause);
+    }
+  }
+
+  void failed(String id, Throwable cause) {
+    if (initialNanos == 0 || Failures.isTransient(cause)) {
+      return;
+    }
+    records.compute(
+        id,
+        (k, old) -> {
+          int n = old == null ? 1 : old.failures + 1;
+          long window = initialNanos;
+          for (int i = 1; i < n && window < maxNanos; i++) {
+            window *= 2;
+          }
+          return new Record(cause, n, ticker.read() + Math.min(window, maxNanos));
+        });
+  }
+
+  void succeeded(String id) {
+    if (!records.isEmpty()) {
+      records.remove(id);
+    }
+  }
+
+  private static final class Record {
+    final Throwable cause;
+    final int failures;
+    final long until;
+
+    Record(Throwable cause, int failures, long until) {
+      this.cause = cause;
+      this.failures = failures;
+      this.until = until;
+    }
+  }
+}

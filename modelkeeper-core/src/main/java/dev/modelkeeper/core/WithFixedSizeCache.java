@@ -1,0 +1,394 @@
+package dev.modelkeeper.core;
+
+import static java.lang.System.Logger.Level.WARNING;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A count budget (and optional byte budget) with least-recently-used eviction over any {@link
+ * ModelManager}. Thread-safe.
+ *
+ * <p>The budget never answers from its own view of the delegate: every call passes through, and the
+ * budget follows the delegate's lifecycle events. A load announces itself ({@code loading}) while
+ * it owns its identifier's lifecycle; the budget then reserves a slot, evicting idle least recently
+ * used models or waiting for room, and refusing with {@link CapacityExceededException} at the
+ * deadline. The slot becomes resident on {@code loaded}, and is freed on {@code loadFailed} or
+ * {@code removed}. So the LRU set holds each registered identifier once and nothing else, a failed
+ * {@code clearCache()} (no event) leaves it in place, and resident plus loading models never exceed
+ * the budget. Recency is the delegate's per-model stamp, written lock-free on every lease.
+ *
+ * <p>Lock order: the delegate's per-identifier lifecycle, then {@link #lock}. The lock guards only
+ * the slot table; the delegate is never called while it is held.
+ */
+public class WithFixedSizeCache extends ModelManagerDecorator {
+
+  private static final System.Logger LOG = System.getLogger(WithFixedSizeCache.class.getName());
+
+  private final CacheOptions options;
+  private final long lockTimeoutNanos;
+  private final long capacityTimeoutNanos;
+  private final Set<String> pinned = ConcurrentHashMap.newKeySet();
+  private final LongAdder capacityWaits = new LongAdder();
+  private final LongAdder capacityRejections = new LongAdder();
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+
+  /** Resident, unloading and loading identifiers; guarded by {@link #lock}. */
+  private final Map<String, Slot> slots = new HashMap<>();
+
+  /** Guarded by {@link #lock}. */
+  private long usedBytes;
+
+  /** Bumped on every change that may make room; guarded by {@link #lock}. */
+  private long version;
+
+  /** Guarded by {@link #lock}. */
+  private long nextSeq;
+
+  public WithFixedSizeCache(ModelManager delegate, int maxSize) {
+    this(delegate, CacheOptions.builder(maxSize).build());
+  }
+
+  /** Wraps {@code delegate}; models it already holds start in the LRU order, oldest first. */
+  public WithFixedSizeCache(ModelManager delegate, CacheOptions options) {
+    super(delegate);
+    this.options = options;
+    this.lockTimeoutNanos = options.lockTimeout().toNanos();
+    this.capacityTimeoutNanos = options.capacityTimeout().toNanos();
+    delegate.addListener(new Budget());
+    List<ModelDescription> present = new ArrayList<>(delegate.describeModels());
+    present.sort(Comparator.comparingLong(ModelDescription::lastUsedNanos));
+    lock.lock();
+    try {
+      for (ModelDescription d : present) {
+        if (d.state() != ModelState.LOADING && !slots.containsKey(d.modelId())) {
+          Slot s = new Slot(nextSeq++, Math.max(0, d.sizeBytes()), false);
+          slots.put(d.modelId(), s);
+          usedBytes += s.bytes;
+        }
+      }
+      if (overBudget(0, 0)) {
+        LOG.log(WARNING, "starting over budget (" + options + "): " + state());
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  public CacheOptions options() {
+    return options;
+  }
+
+  /** Registered identifiers, least recently used first; a snapshot. */
+  public List<String> lruOrder() {
+    Map<String, Long> recency = new HashMap<>();
+    for (ModelDescription d : delegate.describeModels()) {
+      recency.put(d.modelId(), d.lastUsedNanos());
+    }
+    List<Map.Entry<String, Long>> resident = new ArrayList<>();
+    lockOrTimeout();
+    try {
+      slots.forEach(
+          (id, s) -> {
+            if (!s.loading) {
+              resident.add(Map.entry(id, s.seq));
+            }
+          });
+    } finally {
+      lock.unlock();
+    }
+    resident.sort(
+        Comparator.<Map.Entry<String, Long>>comparingLong(
+                e -> recency.getOrDefault(e.getKey(), Long.MIN_VALUE))
+            .thenComparingLong(Map.Entry::getValue));
+    List<String> order = new ArrayList<>(resident.size());
+    resident.forEach(e -> order.add(e.getKey()));
+    return order;
+  }
+
+  /** Never evicts {@code modelId} (a resolved identifier), whether loaded now or later. */
+  public void pin(String modelId) {
+    pinned.add(modelId);
+  }
+
+  public void unpin(String modelId) {
+    if (pinned.remove(modelId)) {
+      signal();
+    }
+  }
+
+  public Set<String> pinned() {
+    return Set.copyOf(pinned);
+  }
+
+  /** Bytes reserved by resident, unloading and loading models. */
+  public long usedBytes() {
+    lockOrTimeout();
+    try {
+      return usedBytes;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Slots taken by resident, unloading and loading models. */
+  public int usedSlots() {
+    lockOrTimeout();
+    try {
+      return slots.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public ManagerStats stats() {
+    return delegate.stats().plusCapacity(capacityWaits.sum(), capacityRejections.sum());
+  }
+
+  // ---------------------------------------------------------------- making room
+
+  /** Reserves a slot for a load of {@code id}; runs on the loading thread, no lock held. */
+  private void makeRoom(String id, long bytes) {
+    if (options.maxBytes() > 0 && bytes > options.maxBytes()) {
+      capacityRejections.increment();
+      throw new CapacityExceededException(
+          "cannot load '"
+              + id
+              + "': it needs "
+              + bytes
+              + " bytes, more than the whole byte budget of "
+              + options.maxBytes());
+    }
+    long deadline = System.nanoTime() + capacityTimeoutNanos;
+    boolean waited = false;
+    for (; ; ) {
+      long seen;
+      RemovalCause cause;
+      lockOrTimeout();
+      try {
+        if (!overBudget(1, bytes)) {
+          slots.put(id, new Slot(nextSeq++, bytes, true));
+          usedBytes += bytes;
+          return;
+        }
+        cause = slots.size() + 1 > options.maxSize() ? RemovalCause.COUNT_BUDGET : RemovalCause.BYTE_BUDGET;
+        seen = version;
+      } finally {
+        lock.unlock();
+      }
+      boolean mayFree = false;
+      boolean evicted = false;
+      for (String victim : lruOrder()) {
+        if (victim.equals(id) || pinned.contains(victim)) {
+          continue;
+        }
+        EvictionOutcome outcome = delegate.evictIfIdle(victim, cause);
+        if (outcome == EvictionOutcome.EVICTED) {
+          evicted = true;
+          break;
+        }
+        mayFree |= outcome == EvictionOutcome.BUSY;
+      }
+      if (evicted) {
+        continue;
+      }
+      lockOrTimeout();
+      try {
+        mayFree |= slots.values().stream().anyMatch(s -> s.loading);
+        if (!mayFree && version == seen) {
+          throw reject(id, "nothing can be evicted", 0);
+        }
+        if (!waited) {
+          waited = true;
+          capacityWaits.increment();
+        }
+        while (version == seen) {
+          long remaining = deadline - System.nanoTime();
+          if (remaining <= 0) {
+            throw reject(id, "no room after waiting", capacityTimeoutNanos);
+          }
+          changed.awaitNanos(remaining);
+        }
+      } catch (InterruptedException interrupted) {
+        Thread.currentThread().interrupt();
+        throw new LifecycleInterruptedException(
+            "interrupted while '" + id + "' waited for room in the budget");
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  /** Evicts idle models after a load turned out larger than predicted; never waits. */
+  private void trim(String loadedId) {
+    for (String victim : lruOrder()) {
+      lockOrTimeout();
+      try {
+        if (!overBudget(0, 0)) {
+          return;
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (!victim.equals(loadedId) && !pinned.contains(victim)) {
+        delegate.evictIfIdle(victim, RemovalCause.BYTE_BUDGET);
+      }
+    }
+  }
+
+  /** Guarded by {@link #lock}. */
+  private boolean overBudget(int moreSlots, long moreBytes) {
+    return slots.size() + moreSlots > options.maxSize()
+        || (options.maxBytes() > 0 && usedBytes + moreBytes > options.maxBytes());
+  }
+
+  /** Guarded by {@link #lock}. */
+  private CapacityExceededException reject(String id, String why, long waitedNanos) {
+    capacityRejections.increment();
+    return new CapacityExceededException(
+        "cannot load '"
+            + id
+            + "': "
+            + why
+            + (waitedNanos > 0 ? " for " + Duration.ofNanos(waitedNanos) : "")
+            + " ("
+            + state()
+            + ")");
+  }
+
+  /** Guarded by {@link #lock}. */
+  private String state() {
+    long loading = slots.values().stream().filter(s -> s.loading).count();
+    return "models "
+        + slots.size()
+        + "/"
+        + options.maxSize()
+        + " of which "
+        + loading
+        + " loading"
+        + (options.maxBytes() > 0 ? ", bytes " + usedBytes + "/" + options.maxBytes() : "")
+        + ", pinned "
+        + pinned;
+  }
+
+  private void signal() {
+    lock.lock();
+    try {
+      version++;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void lockOrTimeout() {
+    boolean locked;
+    try {
+      locked = lock.tryLock(lockTimeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
+      throw new LifecycleInterruptedException("interrupted while waiting for the LRU lock");
+    }
+    if (!locked) {
+      throw new LockTimeoutException(
+          "timed out after " + options.lockTimeout() + " waiting for the LRU lock");
+    }
+  }
+
+  /** Follows the delegate's lifecycle; see the class comment. */
+  private final class Budget implements LifecycleListener {
+
+    @Override
+    public void loading(String modelId, long predictedBytes) {
+      makeRoom(modelId, Math.max(0, predictedBytes));
+    }
+
+    @Override
+    public void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {
+      boolean over;
+      lock.lock();
+      try {
+        Slot s = slots.get(modelId);
+        if (s == null) {
+          s = new Slot(nextSeq++, 0, true);
+          slots.put(modelId, s);
+        }
+        long bytes = Math.max(0, sizeBytes);
+        usedBytes += bytes - s.bytes;
+        s.bytes = bytes;
+        s.loading = false;
+        version++;
+        changed.signalAll();
+        over = overBudget(0, 0);
+      } finally {
+        lock.unlock();
+      }
+      if (over) {
+        LOG.log(WARNING, "'" + modelId + "' is larger than predicted; evicting idle models to fit");
+        trim(modelId);
+      }
+    }
+
+    @Override
+    public void loadFailed(String modelId, Throwable cause) {
+      lock.lock();
+      try {
+        Slot s = slots.get(modelId);
+        if (s != null && s.loading) {
+          slots.remove(modelId);
+          usedBytes -= s.bytes;
+        }
+        version++;
+        changed.signalAll();
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void removed(String modelId, Model model, RemovalCause cause) {
+      lock.lock();
+      try {
+        Slot s = slots.remove(modelId);
+        if (s != null) {
+          usedBytes -= s.bytes;
+        }
+        version++;
+        changed.signalAll();
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void idle(String modelId) {
+      signal();
+    }
+  }
+
+  /** One reserved place in the budget; guarded by {@link #lock}. */
+  private static final class Slot {
+    final long seq;
+    long bytes;
+    boolean loading;
+
+    Slot(long seq, long bytes, boolean loading) {
+      this.seq = seq;
+      this.bytes = bytes;
+      this.loading = loading;
+    }
+  }
+}
