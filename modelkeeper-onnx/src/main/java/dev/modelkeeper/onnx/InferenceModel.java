@@ -1,0 +1,36 @@
+package dev.modelkeeper.onnx;
+
+import dev.modelkeeper.core.Model;
+import dev.modelkeeper.core.ModelNotLoadedException;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A loaded model that answers tensor requests; the type the HTTP server casts leased models to.
+ * Implementations are thread-safe: {@link #infer} may run on many threads at once, and {@link
+ * #clearCache()} waits for running inferences before it releases the model.
+ */
+public interface InferenceModel extends Model {
+
+  /** The model's name, version, platform and declared inputs and outputs; cheap, never blocks. */
+  ModelMetadata metadata();
+
+  /**
+   * Runs the model.
+   *
+   * @param inputs every input the model declares, keyed by input name (each key equals its
+   *     tensor's {@link Tensor#name()})
+   * @param requestedOutputs output names to return; an empty set (or null) returns all outputs
+   * @return the requested outputs keyed by name, in the model's output order
+   * @throws InvalidInputException for an unknown, missing or mistyped input, a shape the model
+   *     cannot take, or an unknown requested output
+   * @throws ModelNotLoadedException when called after {@link #clearCache()}
+   * @throws InferenceException when the runtime fails on valid inputs
+   */
+  Map<String, Tensor> infer(Map<String, Tensor> inputs, Set<String> requestedOutputs);
+
+  /** Runs the model and returns every output. */
+  default Map<String, Tensor> infer(Map<String, Tensor> inputs) {
+    return infer(inputs, Set.of());
+  }
+}

@@ -1,0 +1,211 @@
+package dev.modelkeeper.onnx;
+
+import dev.modelkeeper.core.ModelLoadException;
+import dev.modelkeeper.core.ModelNotFoundException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A model repository in a local folder: {@code <root>/<name>/<version>/model.onnx} plus an optional
+ * {@code config.json}. Thread-safe and stateless: every call reads the folder afresh, so models
+ * added or removed on disk are seen at once.
+ *
+ * <p>Only identifiers accepted by {@link ModelId} are looked up, and every resolved file must lie
+ * inside the root after following symbolic links; a link that leads out of the root is refused
+ * with {@link InvalidModelIdException}.
+ */
+public final class LocalModelRepository implements ModelRepository {
+
+  private static final System.Logger LOG = System.getLogger(LocalModelRepository.class.getName());
+  private static final long MAX_CONFIG_BYTES = 64 * 1024;
+
+  private final Path root;
+
+  /**
+   * A repository over {@code root}.
+   *
+   * @throws IllegalArgumentException when {@code root} is not an existing folder
+   */
+  public LocalModelRepository(Path root) {
+    Objects.requireNonNull(root, "root");
+    try {
+      this.root = root.toRealPath();
+    } catch (IOException e) {
+      throw new IllegalArgumentException("model repository folder does not exist: " + root, e);
+    }
+    if (!Files.isDirectory(this.root)) {
+      throw new IllegalArgumentException("model repository is not a folder: " + root);
+    }
+  }
+
+  /** The real path of the root folder. */
+  public Path root() {
+    return root;
+  }
+
+  @Override
+  public String location() {
+    return root.toString();
+  }
+
+  @Override
+  public List<RepositoryEntry> list() {
+    List<RepositoryEntry> out = new ArrayList<>();
+    try (DirectoryStream<Path> models = Files.newDirectoryStream(root)) {
+      for (Path modelDir : models) {
+        String name = modelDir.getFileName().toString();
+        ModelId id;
+        try {
+          id = new ModelId(name, null);
+        } catch (InvalidModelIdException e) {
+          continue; // not a model folder
+        }
+        for (String version : versions(id)) {
+          try {
+            out.add(entry(id.withVersion(version)));
+          } catch (InvalidModelIdException | ModelNotFoundException e) {
+            LOG.log(Level.WARNING, "skipping {0}/{1}: {2}", name, version, e.getMessage());
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list model repository " + root, e);
+    }
+    out.sort(Comparator.comparing(RepositoryEntry::name)
+        .thenComparingLong(e -> Long.parseLong(e.version())));
+    return out;
+  }
+
+  @Override
+  public RepositoryEntry locate(ModelId id) {
+    return entry(concrete(id));
+  }
+
+  @Override
+  public ModelArtifact fetch(ModelId id) {
+    ModelId v = concrete(id);
+    Path file = modelFile(v);
+    return new ModelArtifact(v.name(), v.version(), file, readConfig(v, true));
+  }
+
+  /**
+   * The model file of {@code id} (a concrete version), checked to be a regular file inside the
+   * root.
+   */
+  private Path modelFile(ModelId id) {
+    Path dir = root.resolve(id.name()).resolve(id.version());
+    Path file = dir.resolve(MODEL_FILE);
+    Path real;
+    try {
+      real = file.toRealPath();
+    } catch (NoSuchFileException e) {
+      throw new ModelNotFoundException("model '" + id + "' is not in repository " + root);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + file, e);
+    }
+    if (!real.startsWith(root)) {
+      throw new InvalidModelIdException(
+          "model '" + id + "' resolves outside the repository root (symbolic link to " + real + ")");
+    }
+    if (!Files.isRegularFile(real)) {
+      throw new ModelNotFoundException("model '" + id + "' has no regular model file in " + root);
+    }
+    return real;
+  }
+
+  private RepositoryEntry entry(ModelId id) {
+    Path file = modelFile(id);
+    ModelConfig config = readConfig(id, false);
+    long size = config.expectedSizeBytes();
+    if (size < 0) {
+      try {
+        size = Files.size(file);
+      } catch (IOException e) {
+        size = -1;
+      }
+    }
+    return new RepositoryEntry(id.name(), id.version(), config.description(), size);
+  }
+
+  /** {@code id} itself when it has a version, else its highest version. */
+  private ModelId concrete(ModelId id) {
+    if (!id.isLatest()) {
+      return id;
+    }
+    List<String> versions = versions(id);
+    if (versions.isEmpty()) {
+      throw new ModelNotFoundException("model '" + id + "' is not in repository " + root);
+    }
+    return id.withVersion(versions.get(versions.size() - 1));
+  }
+
+  /** The versions of a model that have a model file, ascending. */
+  private List<String> versions(ModelId id) {
+    Path dir = root.resolve(id.name());
+    List<String> out = new ArrayList<>();
+    if (!Files.isDirectory(dir)) {
+      return out;
+    }
+    try {
+      if (!dir.toRealPath().startsWith(root)) {
+        throw new InvalidModelIdException(
+            "model '" + id.name() + "' resolves outside the repository root");
+      }
+    } catch (IOException e) {
+      return out;
+    }
+    try (DirectoryStream<Path> versions = Files.newDirectoryStream(dir)) {
+      for (Path v : versions) {
+        String version = v.getFileName().toString();
+        try {
+          new ModelId(id.name(), version);
+        } catch (InvalidModelIdException e) {
+          continue;
+        }
+        if (Files.exists(v.resolve(MODEL_FILE))) {
+          out.add(version);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list versions of " + id.name(), e);
+    }
+    out.sort(Comparator.comparingLong(Long::parseLong));
+    return out;
+  }
+
+  /** The version's config, EMPTY when absent; a broken config fails a load but not a listing. */
+  private ModelConfig readConfig(ModelId id, boolean strict) {
+    Path file = root.resolve(id.name()).resolve(id.version()).resolve(ModelConfig.FILE_NAME);
+    if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+      return ModelConfig.EMPTY;
+    }
+    try {
+      Path real = file.toRealPath();
+      if (!real.startsWith(root)) {
+        throw new InvalidModelIdException(
+            "config of '" + id + "' resolves outside the repository root (" + real + ")");
+      }
+      if (Files.size(real) > MAX_CONFIG_BYTES) {
+        throw new IllegalArgumentException("larger than " + MAX_CONFIG_BYTES + " bytes");
+      }
+      return ModelConfig.parse(Files.readString(real, StandardCharsets.UTF_8));
+    } catch (IOException | IllegalArgumentException e) {
+      if (strict) {
+        throw new ModelLoadException("bad " + ModelConfig.FILE_NAME + " of '" + id + "': " + e.getMessage(), e);
+      }
+      LOG.log(Level.WARNING, "ignoring bad {0} of {1}: {2}", ModelConfig.FILE_NAME, id, e.getMessage());
+      return ModelConfig.EMPTY;
+    }
+  }
+}

@@ -1,0 +1,453 @@
+package dev.modelkeeper.onnx;
+
+import ai.onnxruntime.NodeInfo;
+import ai.onnxruntime.OnnxJavaType;
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OnnxValue;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtSession;
+import ai.onnxruntime.TensorInfo;
+import dev.modelkeeper.core.ModelLoadException;
+import dev.modelkeeper.core.ModelNotLoadedException;
+import java.io.IOException;
+import java.lang.reflect.Array;
+import java.nio.ByteBuffer;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+import java.nio.ShortBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * An ONNX model on ONNX Runtime. Thread-safe: any number of threads may call {@link #infer} at
+ * once (they share one session); {@link #clearCache()} waits for running inferences, then closes
+ * the session and releases its native memory, after which {@link #infer} throws {@link
+ * ModelNotLoadedException}.
+ *
+ * <p>{@link #sizeBytes()} reports the size of the model file, which for the weight-dominated
+ * models ModelKeeper serves is close to the native memory the session keeps.
+ */
+public final class OnnxModel implements InferenceModel {
+
+  private static final long CLOSE_TIMEOUT_SECONDS = 60;
+
+  private final ModelMetadata metadata;
+  private final long sizeBytes;
+  private final Map<String, TensorSpec> inputSpecs;
+  private final Map<String, TensorSpec> outputSpecs;
+  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+  // @GuardedBy("lock"): read under the read lock, set to null under the write lock
+  private OrtSession session;
+  private OrtSession.SessionOptions sessionOptions;
+
+  private OnnxModel(
+      ModelMetadata metadata,
+      long sizeBytes,
+      OrtSession session,
+      OrtSession.SessionOptions sessionOptions) {
+    this.metadata = metadata;
+    this.sizeBytes = sizeBytes;
+    this.session = session;
+    this.sessionOptions = sessionOptions;
+    this.inputSpecs = index(metadata.inputs());
+    this.outputSpecs = index(metadata.outputs());
+  }
+
+  /** Loads a repository artifact. */
+  public static OnnxModel load(ModelArtifact artifact, OnnxModelOptions options) {
+    return load(
+        artifact.modelFile(), artifact.name(), artifact.version(), artifact.config(), options);
+  }
+
+  /**
+   * Loads {@code modelFile} into a new session.
+   *
+   * @throws ModelLoadException when the file cannot be read, is not a valid ONNX model, or uses a
+   *     tensor type ModelKeeper does not support
+   */
+  public static OnnxModel load(
+      Path modelFile, String name, String version, ModelConfig config, OnnxModelOptions options) {
+    String id = name + "/" + version;
+    long size;
+    try {
+      size = Files.size(modelFile);
+    } catch (IOException e) {
+      throw new ModelLoadException("cannot read model file of '" + id + "': " + modelFile, e);
+    }
+    OrtEnvironment env = OrtEnvironment.getEnvironment();
+    OrtSession.SessionOptions opts = null;
+    OrtSession session = null;
+    try {
+      opts = new OrtSession.SessionOptions();
+      opts.setIntraOpNumThreads(options.intraOpThreads());
+      opts.setInterOpNumThreads(1);
+      opts.setCPUArenaAllocator(options.cpuArena());
+      opts.setMemoryPatternOptimization(options.cpuArena());
+      session = env.createSession(modelFile.toString(), opts);
+      ModelMetadata metadata =
+          new ModelMetadata(
+              name,
+              version,
+              ModelMetadata.ONNX_PLATFORM,
+              specs(id, session.getInputInfo()),
+              specs(id, session.getOutputInfo()),
+              config.description(),
+              config.labels());
+      return new OnnxModel(metadata, size, session, opts);
+    } catch (OrtException | RuntimeException e) {
+      closeQuietly(session, opts);
+      if (e instanceof ModelLoadException) {
+        throw (ModelLoadException) e;
+      }
+      throw new ModelLoadException("ONNX Runtime cannot load '" + id + "' from " + modelFile + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public ModelMetadata metadata() {
+    return metadata;
+  }
+
+  /** The size of the model file in bytes. */
+  @Override
+  public long sizeBytes() {
+    return sizeBytes;
+  }
+
+  @Override
+  public Map<String, Tensor> infer(Map<String, Tensor> inputs, Set<String> requestedOutputs) {
+    validateInputs(inputs);
+    List<String> outputs = outputNames(requestedOutputs);
+    OrtEnvironment env = OrtEnvironment.getEnvironment();
+    Map<String, OnnxTensor> ortInputs = new LinkedHashMap<>();
+    ReentrantReadWriteLock.ReadLock read = lock.readLock();
+    read.lock();
+    try {
+      OrtSession s = session;
+      if (s == null) {
+        throw new ModelNotLoadedException("model '" + metadata.id() + "' was unloaded");
+      }
+      for (Tensor t : inputs.values()) {
+        ortInputs.put(t.name(), toOrt(env, t));
+      }
+      try (OrtSession.Result result = s.run(ortInputs, new java.util.LinkedHashSet<>(outputs))) {
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        for (String name : outputs) {
+          OnnxValue v =
+              result.get(name).orElseThrow(() -> new IllegalStateException("no output " + name));
+          out.put(name, fromOrt(name, v));
+        }
+        return out;
+      }
+    } catch (OrtException e) {
+      throw new InferenceException(
+          "ONNX Runtime failed to run '" + metadata.id() + "': " + e.getMessage(), e);
+    } finally {
+      read.unlock();
+      for (OnnxTensor t : ortInputs.values()) {
+        t.close();
+      }
+    }
+  }
+
+  /**
+   * Closes the session and releases its native memory, after running inferences finish (waits at
+   * most 60 s). Idempotent.
+   *
+   * @throws TimeoutException when inferences keep the model busy past the wait
+   * @throws InterruptedException when interrupted while waiting
+   */
+  @Override
+  public void clearCache() throws Exception {
+    ReentrantReadWriteLock.WriteLock write = lock.writeLock();
+    if (!write.tryLock(CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+      throw new TimeoutException(
+          "model '" + metadata.id() + "' still ran inferences after " + CLOSE_TIMEOUT_SECONDS + "s");
+    }
+    try {
+      OrtSession s = session;
+      OrtSession.SessionOptions o = sessionOptions;
+      session = null;
+      sessionOptions = null;
+      if (s != null) {
+        try {
+          s.close();
+        } finally {
+          o.close();
+        }
+      }
+    } finally {
+      write.unlock();
+    }
+  }
+
+  /** True until {@link #clearCache()} has closed the session. */
+  public boolean isLoaded() {
+    ReentrantReadWriteLock.ReadLock read = lock.readLock();
+    read.lock();
+    try {
+      return session != null;
+    } finally {
+      read.unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "OnnxModel[" + metadata.id() + ", " + sizeBytes + " bytes]";
+  }
+
+  // ---- validation -------------------------------------------------------------------------
+
+  private void validateInputs(Map<String, Tensor> inputs) {
+    if (inputs == null) {
+      throw new InvalidInputException("no inputs given to model '" + metadata.id() + "'");
+    }
+    for (Map.Entry<String, Tensor> e : inputs.entrySet()) {
+      String key = e.getKey();
+      Tensor t = e.getValue();
+      if (t == null) {
+        throw new InvalidInputException("input '" + key + "' has no tensor");
+      }
+      if (!t.name().equals(key)) {
+        throw new InvalidInputException(
+            "input keyed '" + key + "' carries a tensor named '" + t.name() + "'");
+      }
+      TensorSpec spec = inputSpecs.get(key);
+      if (spec == null) {
+        throw new InvalidInputException(
+            "model '" + metadata.id() + "' has no input named '" + key + "'; its inputs are "
+                + inputSpecs.keySet());
+      }
+      if (t.datatype() != spec.datatype()) {
+        throw new InvalidInputException(
+            "input '" + key + "' of model '" + metadata.id() + "' must be " + spec.datatype()
+                + ", was " + t.datatype());
+      }
+      checkShape(spec, t.shape());
+    }
+    for (String name : inputSpecs.keySet()) {
+      if (!inputs.containsKey(name)) {
+        throw new InvalidInputException(
+            "model '" + metadata.id() + "' needs input '" + name + "', which is missing");
+      }
+    }
+  }
+
+  private void checkShape(TensorSpec spec, long[] shape) {
+    List<Long> want = spec.shape();
+    boolean ok = want.size() == shape.length;
+    for (int i = 0; ok && i < shape.length; i++) {
+      long w = want.get(i);
+      ok = w < 0 || w == shape[i];
+    }
+    if (!ok) {
+      throw new InvalidInputException(
+          "input '" + spec.name() + "' of model '" + metadata.id() + "' has shape "
+              + Arrays.toString(shape) + ", the model takes " + want + " (-1 = any size)");
+    }
+  }
+
+  private List<String> outputNames(Set<String> requested) {
+    if (requested == null || requested.isEmpty()) {
+      return new ArrayList<>(outputSpecs.keySet());
+    }
+    List<String> names = new ArrayList<>();
+    for (String name : outputSpecs.keySet()) {
+      if (requested.contains(name)) {
+        names.add(name);
+      }
+    }
+    for (String name : requested) {
+      if (!outputSpecs.containsKey(name)) {
+        throw new InvalidInputException(
+            "model '" + metadata.id() + "' has no output named '" + name + "'; its outputs are "
+                + outputSpecs.keySet());
+      }
+    }
+    return names;
+  }
+
+  // ---- conversion -------------------------------------------------------------------------
+
+  private static OnnxTensor toOrt(OrtEnvironment env, Tensor t) throws OrtException {
+    long[] shape = t.shape();
+    switch (t.datatype()) {
+      case FP32:
+        return OnnxTensor.createTensor(env, FloatBuffer.wrap(t.floats()), shape);
+      case FP64:
+        return OnnxTensor.createTensor(env, DoubleBuffer.wrap(t.doubles()), shape);
+      case INT32:
+        return OnnxTensor.createTensor(env, IntBuffer.wrap(t.ints()), shape);
+      case INT64:
+        return OnnxTensor.createTensor(env, LongBuffer.wrap(t.longs()), shape);
+      case INT16:
+        return OnnxTensor.createTensor(env, ShortBuffer.wrap(t.shorts()), shape, OnnxJavaType.INT16);
+      case INT8:
+        return OnnxTensor.createTensor(env, ByteBuffer.wrap(t.bytes()), shape, OnnxJavaType.INT8);
+      case UINT8:
+        return OnnxTensor.createTensor(env, ByteBuffer.wrap(t.bytes()), shape, OnnxJavaType.UINT8);
+      case BOOL:
+        boolean[] b = t.booleans();
+        byte[] bytes = new byte[b.length];
+        for (int i = 0; i < b.length; i++) {
+          bytes[i] = (byte) (b[i] ? 1 : 0);
+        }
+        return OnnxTensor.createTensor(env, ByteBuffer.wrap(bytes), shape, OnnxJavaType.BOOL);
+      case BYTES:
+        return OnnxTensor.createTensor(env, t.strings(), shape);
+      default:
+        throw new AssertionError(t.datatype());
+    }
+  }
+
+  private Tensor fromOrt(String name, OnnxValue value) throws OrtException {
+    if (!(value instanceof OnnxTensor)) {
+      throw new InferenceException(
+          "output '" + name + "' of '" + metadata.id() + "' is a " + value.getType()
+              + ", only tensors are supported", null);
+    }
+    OnnxTensor t = (OnnxTensor) value;
+    TensorInfo info = t.getInfo();
+    long[] shape = info.getShape();
+    switch (info.type) {
+      case FLOAT:
+        return Tensor.ofFloats(name, shape, drain(t.getFloatBuffer()));
+      case DOUBLE:
+        DoubleBuffer db = t.getDoubleBuffer();
+        double[] d = new double[db.remaining()];
+        db.get(d);
+        return Tensor.ofDoubles(name, shape, d);
+      case INT32:
+        IntBuffer ib = t.getIntBuffer();
+        int[] ints = new int[ib.remaining()];
+        ib.get(ints);
+        return Tensor.ofInts(name, shape, ints);
+      case INT64:
+        LongBuffer lb = t.getLongBuffer();
+        long[] longs = new long[lb.remaining()];
+        lb.get(longs);
+        return Tensor.ofLongs(name, shape, longs);
+      case INT16:
+        ShortBuffer sb = t.getShortBuffer();
+        short[] shorts = new short[sb.remaining()];
+        sb.get(shorts);
+        return Tensor.ofShorts(name, shape, shorts);
+      case INT8:
+        return Tensor.ofInt8(name, shape, bytes(t.getByteBuffer()));
+      case UINT8:
+        return Tensor.ofUint8(name, shape, bytes(t.getByteBuffer()));
+      case BOOL:
+        byte[] raw = bytes(t.getByteBuffer());
+        boolean[] bools = new boolean[raw.length];
+        for (int i = 0; i < raw.length; i++) {
+          bools[i] = raw[i] != 0;
+        }
+        return Tensor.ofBooleans(name, shape, bools);
+      case STRING:
+        List<Object> flat = new ArrayList<>();
+        flattenStrings(t.getValue(), flat);
+        return Tensor.ofStrings(name, shape, flat.toArray(new String[0]));
+      default:
+        throw new InferenceException(
+            "output '" + name + "' of '" + metadata.id() + "' has unsupported type " + info.type, null);
+    }
+  }
+
+  private static float[] drain(FloatBuffer fb) {
+    float[] f = new float[fb.remaining()];
+    fb.get(f);
+    return f;
+  }
+
+  private static byte[] bytes(ByteBuffer bb) {
+    byte[] b = new byte[bb.remaining()];
+    bb.get(b);
+    return b;
+  }
+
+  private static void flattenStrings(Object value, List<Object> out) {
+    if (value instanceof String) {
+      out.add(value);
+    } else if (value != null && value.getClass().isArray()) {
+      int n = Array.getLength(value);
+      for (int i = 0; i < n; i++) {
+        flattenStrings(Array.get(value, i), out);
+      }
+    }
+  }
+
+  private static List<TensorSpec> specs(String id, Map<String, NodeInfo> infos) {
+    List<TensorSpec> out = new ArrayList<>();
+    for (NodeInfo node : infos.values()) {
+      if (!(node.getInfo() instanceof TensorInfo)) {
+        throw new ModelLoadException(
+            "model '" + id + "' has a non-tensor input or output '" + node.getName() + "'");
+      }
+      TensorInfo info = (TensorInfo) node.getInfo();
+      out.add(TensorSpec.of(node.getName(), datatypeOf(id, node.getName(), info.type), info.getShape()));
+    }
+    return out;
+  }
+
+  private static Datatype datatypeOf(String id, String name, OnnxJavaType type) {
+    switch (type) {
+      case FLOAT:
+        return Datatype.FP32;
+      case DOUBLE:
+        return Datatype.FP64;
+      case INT8:
+        return Datatype.INT8;
+      case UINT8:
+        return Datatype.UINT8;
+      case INT16:
+        return Datatype.INT16;
+      case INT32:
+        return Datatype.INT32;
+      case INT64:
+        return Datatype.INT64;
+      case BOOL:
+        return Datatype.BOOL;
+      case STRING:
+        return Datatype.BYTES;
+      default:
+        throw new ModelLoadException(
+            "model '" + id + "' tensor '" + name + "' has unsupported type " + type);
+    }
+  }
+
+  private static Map<String, TensorSpec> index(List<TensorSpec> specs) {
+    Map<String, TensorSpec> m = new LinkedHashMap<>();
+    for (TensorSpec s : specs) {
+      m.put(s.name(), s);
+    }
+    return m;
+  }
+
+  private static void closeQuietly(OrtSession session, OrtSession.SessionOptions opts) {
+    try {
+      if (session != null) {
+        session.close();
+      }
+    } catch (OrtException | RuntimeException ignored) {
+      // already failing; the original error is reported
+    } finally {
+      if (opts != null) {
+        opts.close();
+      }
+    }
+  }
+}

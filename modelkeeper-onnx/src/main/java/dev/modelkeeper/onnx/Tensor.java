@@ -1,0 +1,428 @@
+package dev.modelkeeper.onnx;
+
+import java.lang.reflect.Array;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A named tensor: an Open Inference Protocol {@link Datatype}, a shape and its elements as one flat
+ * typed array in row-major order. Immutable by convention and therefore thread-safe: the factories
+ * take ownership of the data array (they do not copy it) and {@link #data()} hands out that same
+ * array, so neither the caller nor a reader may modify it.
+ *
+ * <p>Every factory checks that the array type matches the datatype and that the shape's element
+ * count equals the data length, and throws {@link InvalidInputException} otherwise. For JSON
+ * front ends, {@link #fromValues} converts (possibly nested) lists of numbers, booleans or strings
+ * and {@link #toList()} returns JSON-friendly boxed values (use it instead of serializing {@code
+ * byte[]} data, which JSON libraries tend to write as base64).
+ */
+public final class Tensor {
+
+  private final String name;
+  private final Datatype datatype;
+  private final long[] shape;
+  private final Object data;
+
+  private Tensor(String name, Datatype datatype, long[] shape, Object data) {
+    this.name = name;
+    this.datatype = datatype;
+    this.shape = shape;
+    this.data = data;
+  }
+
+  /**
+   * A tensor over {@code data}, which must be an array of {@link Datatype#arrayType()}.
+   *
+   * @throws InvalidInputException when the name is empty, a dimension is negative, the array type
+   *     does not match the datatype or the shape's element count differs from the data length
+   */
+  public static Tensor of(String name, Datatype datatype, long[] shape, Object data) {
+    if (name == null || name.isEmpty()) {
+      throw new InvalidInputException("tensor name is missing");
+    }
+    if (datatype == null) {
+      throw new InvalidInputException("tensor '" + name + "' has no datatype");
+    }
+    if (shape == null) {
+      throw new InvalidInputException("tensor '" + name + "' has no shape");
+    }
+    if (data == null) {
+      throw new InvalidInputException("tensor '" + name + "' has no data");
+    }
+    if (data.getClass() != datatype.arrayType()) {
+      throw new InvalidInputException(
+          "tensor '" + name + "' is declared " + datatype + " but its data is "
+              + data.getClass().getSimpleName());
+    }
+    long[] dims = shape.clone();
+    long count = elementCount(name, dims);
+    int length = Array.getLength(data);
+    if (count != length) {
+      throw new InvalidInputException(
+          "tensor '" + name + "' has shape " + Arrays.toString(dims) + " (" + count
+              + " elements) but " + length + " data elements");
+    }
+    if (datatype == Datatype.BYTES) {
+      for (String s : (String[]) data) {
+        if (s == null) {
+          throw new InvalidInputException("tensor '" + name + "' has a null BYTES element");
+        }
+      }
+    }
+    return new Tensor(name, datatype, dims, data);
+  }
+
+  public static Tensor ofFloats(String name, long[] shape, float... data) {
+    return of(name, Datatype.FP32, shape, data);
+  }
+
+  public static Tensor ofDoubles(String name, long[] shape, double... data) {
+    return of(name, Datatype.FP64, shape, data);
+  }
+
+  public static Tensor ofInts(String name, long[] shape, int... data) {
+    return of(name, Datatype.INT32, shape, data);
+  }
+
+  public static Tensor ofLongs(String name, long[] shape, long... data) {
+    return of(name, Datatype.INT64, shape, data);
+  }
+
+  public static Tensor ofShorts(String name, long[] shape, short... data) {
+    return of(name, Datatype.INT16, shape, data);
+  }
+
+  /** An INT8 tensor. */
+  public static Tensor ofInt8(String name, long[] shape, byte... data) {
+    return of(name, Datatype.INT8, shape, data);
+  }
+
+  /** A UINT8 tensor; each byte is read as unsigned (e.g. {@code (byte) 200} is 200). */
+  public static Tensor ofUint8(String name, long[] shape, byte... data) {
+    return of(name, Datatype.UINT8, shape, data);
+  }
+
+  public static Tensor ofBooleans(String name, long[] shape, boolean... data) {
+    return of(name, Datatype.BOOL, shape, data);
+  }
+
+  public static Tensor ofStrings(String name, long[] shape, String... data) {
+    return of(name, Datatype.BYTES, shape, data);
+  }
+
+  /**
+   * Builds a tensor from loosely typed values as a JSON parser produces them: a {@link List} or
+   * array, possibly nested, of {@link Number}s (integral for integer types, within range), {@link
+   * Boolean}s (BOOL) or {@link String}s (BYTES; a {@code byte[]} is decoded as UTF-8). Nested
+   * lists are flattened in row-major order; only the total count is checked against the shape.
+   *
+   * @throws InvalidInputException when an element has the wrong kind or is out of range, or the
+   *     count disagrees with the shape
+   */
+  public static Tensor fromValues(String name, Datatype datatype, long[] shape, Object values) {
+    if (datatype == null) {
+      throw new InvalidInputException("tensor '" + name + "' has no datatype");
+    }
+    if (values == null) {
+      throw new InvalidInputException("tensor '" + name + "' has no data");
+    }
+    if (values.getClass() == datatype.arrayType()) {
+      return of(name, datatype, shape, values);
+    }
+    List<Object> flat = new ArrayList<>();
+    flatten(name, values, flat, 0);
+    int n = flat.size();
+    Object data = Array.newInstance(datatype.arrayType().getComponentType(), n);
+    for (int i = 0; i < n; i++) {
+      Object v = flat.get(i);
+      switch (datatype) {
+        case BOOL:
+          ((boolean[]) data)[i] = asBoolean(name, i, v);
+          break;
+        case UINT8:
+          ((byte[]) data)[i] = (byte) asIntegral(name, datatype, i, v, 0, 255);
+          break;
+        case INT8:
+          ((byte[]) data)[i] = (byte) asIntegral(name, datatype, i, v, Byte.MIN_VALUE, Byte.MAX_VALUE);
+          break;
+        case INT16:
+          ((short[]) data)[i] =
+              (short) asIntegral(name, datatype, i, v, Short.MIN_VALUE, Short.MAX_VALUE);
+          break;
+        case INT32:
+          ((int[]) data)[i] =
+              (int) asIntegral(name, datatype, i, v, Integer.MIN_VALUE, Integer.MAX_VALUE);
+          break;
+        case INT64:
+          ((long[]) data)[i] = asIntegral(name, datatype, i, v, Long.MIN_VALUE, Long.MAX_VALUE);
+          break;
+        case FP32:
+          ((float[]) data)[i] = (float) asNumber(name, datatype, i, v).doubleValue();
+          break;
+        case FP64:
+          ((double[]) data)[i] = asNumber(name, datatype, i, v).doubleValue();
+          break;
+        case BYTES:
+          ((String[]) data)[i] = asString(name, i, v);
+          break;
+        default:
+          throw new AssertionError(datatype);
+      }
+    }
+    return of(name, datatype, shape, data);
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public Datatype datatype() {
+    return datatype;
+  }
+
+  /** A copy of the shape. */
+  public long[] shape() {
+    return shape.clone();
+  }
+
+  public int rank() {
+    return shape.length;
+  }
+
+  /** The number of elements (the product of the shape; 1 for a scalar). */
+  public int elementCount() {
+    return Array.getLength(data);
+  }
+
+  /** The flat data array itself (not a copy): an array of {@link Datatype#arrayType()}. */
+  public Object data() {
+    return data;
+  }
+
+  public float[] floats() {
+    return typed(Datatype.FP32, float[].class);
+  }
+
+  public double[] doubles() {
+    return typed(Datatype.FP64, double[].class);
+  }
+
+  public int[] ints() {
+    return typed(Datatype.INT32, int[].class);
+  }
+
+  public long[] longs() {
+    return typed(Datatype.INT64, long[].class);
+  }
+
+  public short[] shorts() {
+    return typed(Datatype.INT16, short[].class);
+  }
+
+  /** The data of an INT8 or UINT8 tensor. */
+  public byte[] bytes() {
+    if (datatype != Datatype.INT8 && datatype != Datatype.UINT8) {
+      throw new IllegalStateException("tensor '" + name + "' is " + datatype + ", not INT8/UINT8");
+    }
+    return (byte[]) data;
+  }
+
+  public boolean[] booleans() {
+    return typed(Datatype.BOOL, boolean[].class);
+  }
+
+  public String[] strings() {
+    return typed(Datatype.BYTES, String[].class);
+  }
+
+  /**
+   * Element {@code index} boxed as JSON would carry it: {@link Boolean}, {@link Integer} (UINT8,
+   * INT8, INT16, INT32, UINT8 as 0..255), {@link Long}, {@link Float}, {@link Double} or {@link
+   * String}.
+   */
+  public Object get(int index) {
+    switch (datatype) {
+      case BOOL:
+        return ((boolean[]) data)[index];
+      case UINT8:
+        return Byte.toUnsignedInt(((byte[]) data)[index]);
+      case INT8:
+        return (int) ((byte[]) data)[index];
+      case INT16:
+        return (int) ((short[]) data)[index];
+      case INT32:
+        return ((int[]) data)[index];
+      case INT64:
+        return ((long[]) data)[index];
+      case FP32:
+        return ((float[]) data)[index];
+      case FP64:
+        return ((double[]) data)[index];
+      case BYTES:
+        return ((String[]) data)[index];
+      default:
+        throw new AssertionError(datatype);
+    }
+  }
+
+  /** Every element in row-major order, boxed as by {@link #get(int)}; an unmodifiable list. */
+  public List<Object> toList() {
+    int n = elementCount();
+    List<Object> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(get(i));
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  /** The same shape and data under another name. */
+  public Tensor withName(String newName) {
+    return of(newName, datatype, shape, data);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof Tensor)) {
+      return false;
+    }
+    Tensor t = (Tensor) o;
+    return name.equals(t.name)
+        && datatype == t.datatype
+        && Arrays.equals(shape, t.shape)
+        && Objects.deepEquals(data, t.data);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(name, datatype, Arrays.hashCode(shape), Arrays.deepHashCode(new Object[] {data}));
+  }
+
+  @Override
+  public String toString() {
+    int n = elementCount();
+    StringBuilder sb = new StringBuilder();
+    sb.append("Tensor[").append(name).append(' ').append(datatype).append(' ')
+        .append(Arrays.toString(shape)).append(" [");
+    for (int i = 0; i < Math.min(n, 8); i++) {
+      if (i > 0) {
+        sb.append(", ");
+      }
+      sb.append(get(i));
+    }
+    if (n > 8) {
+      sb.append(", ... (").append(n).append(" elements)");
+    }
+    return sb.append("]]").toString();
+  }
+
+  private <T> T typed(Datatype expected, Class<T> type) {
+    if (datatype != expected) {
+      throw new IllegalStateException("tensor '" + name + "' is " + datatype + ", not " + expected);
+    }
+    return type.cast(data);
+  }
+
+  static long elementCount(String name, long[] shape) {
+    long count = 1;
+    for (long d : shape) {
+      if (d < 0) {
+        throw new InvalidInputException(
+            "tensor '" + name + "' has a negative dimension in shape " + Arrays.toString(shape));
+      }
+      try {
+        count = Math.multiplyExact(count, d);
+      } catch (ArithmeticException e) {
+        throw new InvalidInputException("tensor '" + name + "' shape " + Arrays.toString(shape) + " is too large");
+      }
+    }
+    if (count > Integer.MAX_VALUE - 8) {
+      throw new InvalidInputException("tensor '" + name + "' shape " + Arrays.toString(shape) + " is too large");
+    }
+    return count;
+  }
+
+  private static void flatten(String name, Object values, List<Object> out, int depth) {
+    if (depth > 32) {
+      throw new InvalidInputException("tensor '" + name + "' data is nested too deeply");
+    }
+    if (values instanceof List) {
+      for (Object v : (List<?>) values) {
+        flatten(name, v, out, depth + 1);
+      }
+    } else if (values instanceof byte[]) {
+      out.add(values); // a BYTES element, decoded later
+    } else if (values != null && values.getClass().isArray()) {
+      int n = Array.getLength(values);
+      for (int i = 0; i < n; i++) {
+        flatten(name, Array.get(values, i), out, depth + 1);
+      }
+    } else {
+      out.add(values);
+    }
+  }
+
+  private static boolean asBoolean(String name, int i, Object v) {
+    if (v instanceof Boolean) {
+      return (Boolean) v;
+    }
+    throw new InvalidInputException(
+        "tensor '" + name + "' element " + i + " is " + describe(v) + ", expected a BOOL (true/false)");
+  }
+
+  private static Number asNumber(String name, Datatype dt, int i, Object v) {
+    if (v instanceof Number) {
+      return (Number) v;
+    }
+    throw new InvalidInputException(
+        "tensor '" + name + "' element " + i + " is " + describe(v) + ", expected a " + dt + " number");
+  }
+
+  private static long asIntegral(String name, Datatype dt, int i, Object v, long min, long max) {
+    Number n = asNumber(name, dt, i, v);
+    long value;
+    if (n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte) {
+      value = n.longValue();
+    } else {
+      BigDecimal d;
+      try {
+        d = n instanceof BigDecimal ? (BigDecimal) n
+            : n instanceof BigInteger ? new BigDecimal((BigInteger) n)
+            : new BigDecimal(n.toString());
+        value = d.longValueExact();
+      } catch (ArithmeticException | NumberFormatException e) {
+        throw new InvalidInputException(
+            "tensor '" + name + "' element " + i + " is " + n + ", expected an integral " + dt);
+      }
+    }
+    if (value < min || value > max) {
+      throw new InvalidInputException(
+          "tensor '" + name + "' element " + i + " is " + value + ", outside the " + dt + " range ["
+              + min + ", " + max + "]");
+    }
+    return value;
+  }
+
+  private static String asString(String name, int i, Object v) {
+    if (v instanceof String) {
+      return (String) v;
+    }
+    if (v instanceof byte[]) {
+      return new String((byte[]) v, StandardCharsets.UTF_8);
+    }
+    throw new InvalidInputException(
+        "tensor '" + name + "' element " + i + " is " + describe(v) + ", expected a BYTES string");
+  }
+
+  private static String describe(Object v) {
+    return v == null ? "null" : v.getClass().getSimpleName() + " " + v;
+  }
+}
