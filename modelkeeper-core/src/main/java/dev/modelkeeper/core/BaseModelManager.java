@@ -642,6 +642,15 @@ public class BaseModelManager implements ModelManager {
     return Set.copyOf(entries.keySet());
   }
 
+  /**
+   * Diagnostic: callers now reserving the lifecycle of {@code modelId} (holder and waiters), 0 when
+   * it has no entry.
+   */
+  public int reservations(String modelId) {
+    LifecycleEntry e = entries.get(modelId);
+    return e == null ? 0 : e.refs;
+  }
+
   // ---------------------------------------------------------------- generations
 
   private LifecycleEntry reserve(String id) {

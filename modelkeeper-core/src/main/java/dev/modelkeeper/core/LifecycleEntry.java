@@ -37,8 +37,8 @@ final class LifecycleEntry {
   /** Ticker reading of the last load, warm add or lease. Written racily: recency is advisory. */
   volatile long lastUsed;
 
-  /** Callers that reserved this generation and have not left; guarded by the map bin. */
-  int refs;
+  /** Callers that reserved this generation and have not left; written only under the map bin. */
+  volatile int refs;
 
   /** Completes when the current LOADING, DRAINING or UNLOADING phase ends. */
   CompletableFuture<Void> transition;
