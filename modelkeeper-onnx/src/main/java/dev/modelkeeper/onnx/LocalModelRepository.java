@@ -71,7 +71,14 @@ public final class LocalModelRepository implements ModelRepository {
         } catch (InvalidModelIdException e) {
           continue; // not a model folder
         }
-        for (String version : versions(id)) {
+        List<String> versions;
+        try {
+          versions = versions(id);
+        } catch (InvalidModelIdException e) {
+          LOG.log(Level.WARNING, "skipping {0}: {1}", name, e.getMessage());
+          continue;
+        }
+        for (String version : versions) {
           try {
             out.add(entry(id.withVersion(version)));
           } catch (InvalidModelIdException | ModelNotFoundException e) {
