@@ -51,7 +51,9 @@ public class Proto {
 
   @Test public void mc() {
     long t = System.nanoTime();
-    new ModelCheckingOptions().iterations(10).invocationsPerIteration(200).threads(3).actorsPerThread(2).actorsBefore(1).actorsAfter(1)
+    var o = new ModelCheckingOptions().iterations(Integer.getInteger("it", 10)).invocationsPerIteration(Integer.getInteger("inv", 200));
+    if (Boolean.getBoolean("nostd")) o.analyzeStdLib$lincheck(false);
+    o.threads(3).actorsPerThread(2).actorsBefore(1).actorsAfter(1)
       .sequentialSpecification(Spec.class).check(Proto.class);
     System.out.println("MC took " + (System.nanoTime() - t) / 1_000_000 + " ms, instances " + N.get());
   }
