@@ -31,7 +31,9 @@ public final class ModelRepositories {
               .followRedirects(HttpClient.Redirect.NORMAL)
               .build();
       return new HttpModelRepository(
-          URI.create(location), new ArtifactCache(cacheDir, client, DEFAULT_DOWNLOAD_TIMEOUT));
+          URI.create(location),
+          new ArtifactCache(cacheDir, client, DEFAULT_DOWNLOAD_TIMEOUT),
+          client);
     }
     return new LocalModelRepository(Path.of(location));
   }

@@ -1,44 +1,397 @@
 package dev.modelkeeper.onnx.remote;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
 
 /**
- * A content-addressed disk cache of downloaded artifacts, shared by threads and by processes on
- * one host. Thread-safe and process-safe.
+ * A content-addressed disk cache of artifacts downloaded over HTTP, shared by the threads of one
+ * process and by the processes of one host. Thread-safe and process-safe.
+ *
+ * <h2>How one artifact is fetched</h2>
+ *
+ * <ol>
+ *   <li>The artifact is named by its SHA-256: {@code <dir>/sha256/<hex>}. A cached file is used
+ *       only after its length and digest are verified again, on every fetch; a file that fails is
+ *       deleted and downloaded anew.
+ *   <li>In one process, concurrent fetches of one artifact share a single flight: the first caller
+ *       downloads, later callers wait for its outcome (success or failure) with a timeout.
+ *   <li>Across processes, the downloader holds an OS file lock on {@code <hex>.lock} for the whole
+ *       download and re-checks the cache after taking it, so a process that waited finds the file
+ *       the other one wrote and does not download it again.
+ *   <li>The body streams into a temporary file in the same folder while being hashed; only a body
+ *       of the right length and digest is forced to disk and atomically renamed into place.
+ *       Anything else (error, short body, digest mismatch, timeout) deletes the temporary file, so
+ *       a corrupt or partial artifact is never visible under its final name.
+ *   <li>The whole download (headers and body) must finish within the download timeout; a stalled
+ *       body is aborted by closing its stream. Large downloads log their progress.
+ * </ol>
+ *
+ * <p>Lock order: the in-process flight (a future in a map, never held across I/O as a lock), then
+ * the file lock. No Java monitor is held while downloading.
  */
 public final class ArtifactCache {
 
-  private final Path dir;
+  private static final System.Logger LOG = System.getLogger(ArtifactCache.class.getName());
+  private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{64}");
+  private static final long PROGRESS_MIN_BYTES = 8L << 20;
+  private static final long LOCK_POLL_MILLIS = 20;
+
+  /**
+   * Observes a cache; for metrics and tests. Callbacks run on the fetching thread and must be
+   * quick and thread-safe.
+   */
+  public interface Listener {
+    /** This thread joined another thread's download of the artifact. */
+    default void joinedDownload(URI uri, String sha256) {}
+
+    /** Another process holds the artifact's file lock; this thread waits for it. */
+    default void waitingForLock(URI uri, String sha256) {}
+
+    /** A download started (the cache did not hold a verified copy). */
+    default void downloadStarted(URI uri, String sha256, long size) {}
+
+    /** A download finished and was verified and renamed into place. */
+    default void downloaded(URI uri, String sha256, long bytes, long nanos) {}
+
+    /** A cached file failed verification and was deleted. */
+    default void corruptEntryDeleted(Path file) {}
+  }
+
+  private static final Listener NO_LISTENER = new Listener() {};
+
+  private final Path objects;
   private final HttpClient client;
   private final Duration downloadTimeout;
+  private final Listener listener;
+  private final ConcurrentHashMap<String, CompletableFuture<Path>> inFlight =
+      new ConcurrentHashMap<>();
+  private final AtomicLong downloads = new AtomicLong();
 
+  /** A cache in {@code dir} (created when absent) with no listener. */
   public ArtifactCache(Path dir, HttpClient client, Duration downloadTimeout) {
-    this.dir = dir;
-    this.client = client;
-    this.downloadTimeout = downloadTimeout;
+    this(dir, client, downloadTimeout, NO_LISTENER);
   }
 
   /**
-   * The verified local copy of the artifact at {@code uri}, downloading it when it is not cached.
+   * A cache in {@code dir} (created when absent).
    *
-   * @throws ArtifactDownloadException when the download fails (subtypes for integrity and timeout)
+   * @param downloadTimeout the longest one download may take, headers and body
+   */
+  public ArtifactCache(Path dir, HttpClient client, Duration downloadTimeout, Listener listener) {
+    Objects.requireNonNull(dir, "dir");
+    this.client = Objects.requireNonNull(client, "client");
+    this.downloadTimeout = Objects.requireNonNull(downloadTimeout, "downloadTimeout");
+    this.listener = Objects.requireNonNull(listener, "listener");
+    if (downloadTimeout.isNegative() || downloadTimeout.isZero()) {
+      throw new IllegalArgumentException("downloadTimeout must be positive, was " + downloadTimeout);
+    }
+    this.objects = dir.resolve("sha256");
+    try {
+      Files.createDirectories(objects);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create artifact cache folder " + objects, e);
+    }
+  }
+
+  /**
+   * The verified local copy of the artifact at {@code uri} with digest {@code sha256} and length
+   * {@code size}, downloading it unless a verified copy is cached.
+   *
+   * @throws ArtifactIntegrityException when the body's length or digest is wrong
+   * @throws DownloadTimeoutException when the download or the wait for another one runs out
+   * @throws ArtifactDownloadException for any other failure (HTTP status, connection)
    */
   public Path fetch(URI uri, String sha256, long size) {
-    throw new UnsupportedOperationException("not yet implemented");
+    Objects.requireNonNull(uri, "uri");
+    if (sha256 == null || !HEX64.matcher(sha256).matches()) {
+      throw new IllegalArgumentException("not a lowercase hex SHA-256: " + sha256);
+    }
+    Path target = objects.resolve(sha256);
+    if (verified(target, sha256, size)) {
+      return target;
+    }
+    CompletableFuture<Path> mine = new CompletableFuture<>();
+    CompletableFuture<Path> running = inFlight.putIfAbsent(sha256, mine);
+    if (running != null) {
+      listener.joinedDownload(uri, sha256);
+      return await(running, uri);
+    }
+    try {
+      Path p = fetchUnderFileLock(uri, sha256, size, target);
+      mine.complete(p);
+      return p;
+    } catch (RuntimeException | Error e) {
+      mine.completeExceptionally(e);
+      throw e;
+    } finally {
+      inFlight.remove(sha256, mine);
+    }
   }
 
-  public Path dir() {
-    return dir;
+  /** Downloads completed by this instance (verified and renamed into place). */
+  public long downloadCount() {
+    return downloads.get();
   }
 
-  public HttpClient client() {
-    return client;
+  /** The folder holding the artifacts. */
+  public Path objectsDir() {
+    return objects;
   }
 
   public Duration downloadTimeout() {
     return downloadTimeout;
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private Path await(CompletableFuture<Path> running, URI uri) {
+    long waitMillis = downloadTimeout.toMillis() + lockTimeout().toMillis();
+    try {
+      return running.get(waitMillis, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof RuntimeException) {
+        throw (RuntimeException) c; // joiners share the downloader's outcome
+      }
+      if (c instanceof Error) {
+        throw (Error) c;
+      }
+      throw new ArtifactDownloadException("download of " + uri + " failed", c);
+    } catch (TimeoutException e) {
+      throw new DownloadTimeoutException(
+          "timed out after " + waitMillis + " ms waiting for another thread's download of " + uri);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ArtifactDownloadException("interrupted while waiting for the download of " + uri, e);
+    }
+  }
+
+  private Duration lockTimeout() {
+    return downloadTimeout.plusSeconds(30);
+  }
+
+  private Path fetchUnderFileLock(URI uri, String sha256, long size, Path target) {
+    Path lockFile = objects.resolve(sha256 + ".lock");
+    try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock lock = lock(ch, uri, sha256)) {
+      if (verified(target, sha256, size)) {
+        return target; // another process (or an earlier flight) finished while we waited
+      }
+      download(uri, sha256, size, target);
+      return target;
+    } catch (IOException e) {
+      throw new ArtifactDownloadException("cannot use the artifact cache for " + uri + ": " + e, e);
+    }
+  }
+
+  /** Takes the file lock, polling so that the wait is bounded. */
+  private FileLock lock(FileChannel ch, URI uri, String sha256) throws IOException {
+    FileLock lock = ch.tryLock();
+    if (lock != null) {
+      return lock;
+    }
+    listener.waitingForLock(uri, sha256);
+    LOG.log(Level.INFO, "waiting for another process to finish downloading {0}", uri);
+    long deadline = System.nanoTime() + lockTimeout().toNanos();
+    while (true) {
+      try {
+        Thread.sleep(LOCK_POLL_MILLIS); // polling an OS lock held by another process
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ArtifactDownloadException("interrupted while waiting for the lock of " + uri, e);
+      }
+      lock = ch.tryLock();
+      if (lock != null) {
+        return lock;
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw new DownloadTimeoutException(
+            "timed out after " + lockTimeout().toSeconds() + "s waiting for another process's download of " + uri);
+      }
+    }
+  }
+
+  /** True when {@code file} exists with the right length and digest; deletes it when it is wrong. */
+  private boolean verified(Path file, String sha256, long size) {
+    if (!Files.exists(file)) {
+      return false;
+    }
+    try {
+      if (Files.size(file) == size && Manifest.sha256(file).equals(sha256)) {
+        return true;
+      }
+      LOG.log(Level.WARNING, "cached artifact {0} failed verification; deleting it", file);
+      Files.deleteIfExists(file);
+      listener.corruptEntryDeleted(file);
+      return false;
+    } catch (IOException e) {
+      throw new ArtifactDownloadException("cannot verify cached artifact " + file + ": " + e, e);
+    }
+  }
+
+  private void download(URI uri, String sha256, long size, Path target) {
+    listener.downloadStarted(uri, sha256, size);
+    long start = System.nanoTime();
+    long deadline = start + downloadTimeout.toNanos();
+    Path tmp;
+    try {
+      tmp = Files.createTempFile(objects, sha256 + ".", ".part");
+    } catch (IOException e) {
+      throw new ArtifactDownloadException("cannot create a temporary file in " + objects, e);
+    }
+    boolean moved = false;
+    try {
+      HttpRequest request = HttpRequest.newBuilder(uri).timeout(downloadTimeout).GET().build();
+      HttpResponse<InputStream> response;
+      try {
+        response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+      } catch (HttpTimeoutException e) {
+        throw new DownloadTimeoutException(
+            "no response from " + uri + " within " + downloadTimeout.toMillis() + " ms");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ArtifactDownloadException("interrupted while downloading " + uri, e);
+      } catch (IOException e) {
+        throw new ArtifactDownloadException("cannot download " + uri + ": " + e, e);
+      }
+      copyBody(uri, response, tmp, sha256, size, deadline);
+      Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      moved = true;
+      downloads.incrementAndGet();
+      long nanos = System.nanoTime() - start;
+      listener.downloaded(uri, sha256, size, nanos);
+      LOG.log(Level.INFO, "downloaded {0} ({1} bytes) in {2} ms", uri, size, nanos / 1_000_000);
+    } catch (IOException e) {
+      throw new ArtifactDownloadException("cannot store the download of " + uri + ": " + e, e);
+    } finally {
+      if (!moved) {
+        try {
+          Files.deleteIfExists(tmp);
+        } catch (IOException e) {
+          LOG.log(Level.WARNING, "cannot delete partial download {0}: {1}", tmp, e);
+        }
+      }
+    }
+  }
+
+  private void copyBody(
+      URI uri, HttpResponse<InputStream> response, Path tmp, String sha256, long size, long deadline)
+      throws IOException {
+    AtomicBoolean finished = new AtomicBoolean();
+    AtomicBoolean timedOut = new AtomicBoolean();
+    try (InputStream body = response.body();
+        FileChannel out = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+      if (response.statusCode() != 200) {
+        throw new ArtifactDownloadException("HTTP " + response.statusCode() + " for " + uri);
+      }
+      OptionalLong declared = response.headers().firstValueAsLong("content-length");
+      if (declared.isPresent() && declared.getAsLong() != size) {
+        throw new ArtifactIntegrityException(
+            uri + " is " + declared.getAsLong() + " bytes, the manifest says " + size);
+      }
+      long remainingMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+      CompletableFuture.runAsync(() -> {
+        if (!finished.get()) {
+          timedOut.set(true);
+          closeQuietly(body);
+        }
+      }, CompletableFuture.delayedExecutor(remainingMillis, TimeUnit.MILLISECONDS));
+      MessageDigest md = Manifest.newDigest();
+      byte[] buf = new byte[1 << 16];
+      long total = 0;
+      long nextReport = size >= PROGRESS_MIN_BYTES ? size / 4 : Long.MAX_VALUE;
+      while (true) {
+        int n;
+        try {
+          n = body.read(buf);
+        } catch (IOException e) {
+          if (timedOut.get()) {
+            throw timeout(uri, total, size);
+          }
+          if (e instanceof InterruptedIOException) {
+            Thread.currentThread().interrupt();
+          }
+          throw new ArtifactDownloadException(
+              "download of " + uri + " broke off after " + total + " of " + size + " bytes: " + e, e);
+        }
+        if (n < 0) {
+          break;
+        }
+        if (timedOut.get()) {
+          throw timeout(uri, total, size);
+        }
+        total += n;
+        if (total > size) {
+          throw new ArtifactIntegrityException(
+              uri + " sent more than the " + size + " bytes the manifest lists");
+        }
+        md.update(buf, 0, n);
+        ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
+        while (bb.hasRemaining()) {
+          out.write(bb);
+        }
+        if (total >= nextReport) {
+          LOG.log(Level.INFO, "downloading {0}: {1}% ({2} of {3} bytes)", uri, total * 100 / size, total, size);
+          nextReport += size / 4;
+        }
+      }
+      if (timedOut.get()) {
+        throw timeout(uri, total, size);
+      }
+      if (total != size) {
+        throw new ArtifactIntegrityException(
+            uri + " is truncated: received " + total + " of " + size + " bytes");
+      }
+      String actual = HexFormat.of().formatHex(md.digest());
+      if (!actual.equals(sha256)) {
+        throw new ArtifactIntegrityException(
+            uri + " has SHA-256 " + actual + ", the manifest says " + sha256);
+      }
+      out.force(true);
+    } finally {
+      finished.set(true);
+    }
+  }
+
+  private DownloadTimeoutException timeout(URI uri, long got, long size) {
+    return new DownloadTimeoutException(
+        "download of " + uri + " did not finish within " + downloadTimeout.toMillis() + " ms ("
+            + got + " of " + size + " bytes received)");
+  }
+
+  private static void closeQuietly(InputStream in) {
+    try {
+      in.close();
+    } catch (IOException ignored) {
+      // aborting a stalled download; the reader reports the timeout
+    }
   }
 }
