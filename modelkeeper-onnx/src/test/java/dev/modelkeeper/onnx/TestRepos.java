@@ -9,13 +9,13 @@ import java.util.Comparator;
 import java.util.stream.Stream;
 
 /** One demo repository per test JVM, deleted at exit. */
-final class TestRepos {
+public final class TestRepos {
 
   private static Path demo;
 
   private TestRepos() {}
 
-  static synchronized Path demo() {
+  public static synchronized Path demo() {
     if (demo == null) {
       try {
         Path dir = Files.createTempDirectory("mk-demo-");
@@ -28,16 +28,16 @@ final class TestRepos {
     return demo;
   }
 
-  static Path modelFile(String name, String version) {
+  public static Path modelFile(String name, String version) {
     return demo().resolve(name).resolve(version).resolve(ModelRepository.MODEL_FILE);
   }
 
-  static OnnxModel load(String name, String version) {
+  public static OnnxModel load(String name, String version) {
     return OnnxModel.load(
         modelFile(name, version), name, version, ModelConfig.EMPTY, OnnxModelOptions.defaults());
   }
 
-  static void deleteTree(Path dir) {
+  public static void deleteTree(Path dir) {
     if (!Files.exists(dir)) {
       return;
     }

@@ -111,13 +111,19 @@ public final class Manifest {
     return new ArrayList<>(entries.values());
   }
 
-  /** The manifest text of every regular file below {@code root} except the manifest itself. */
+  /**
+   * The manifest text of every regular file below {@code root} whose path is allowed in a
+   * manifest (hidden files and the manifest itself are left out).
+   */
   public static String write(Path root) {
     StringBuilder sb = new StringBuilder("# ModelKeeper repository manifest: <sha256> <size> <path>\n");
     List<Path> files;
     try (Stream<Path> walk = Files.walk(root)) {
       files = walk.filter(Files::isRegularFile)
-          .filter(p -> !root.relativize(p).toString().equals(FILE_NAME))
+          .filter(p -> {
+            String rel = root.relativize(p).toString().replace('\\', '/');
+            return !rel.equals(FILE_NAME) && PATH.matcher(rel).matches() && !rel.contains("..");
+          })
           .sorted()
           .collect(java.util.stream.Collectors.toList());
     } catch (IOException e) {

@@ -244,7 +244,7 @@ class ArtifactCacheTest {
   }
 
   @Test
-  void fetch_failedDownload_isSharedByJoinerAndRetriedLater() throws Exception {
+  void fetch_afterFailedDownload_retriesOnNextCall() throws Exception {
     server.put(PATH, body, ArtifactServer.Mode.CORRUPT);
     ArtifactCache cache = cache(Duration.ofSeconds(10), new Events());
     assertThatThrownBy(() -> cache.fetch(server.uri(PATH), sha, body.length))
