@@ -1,0 +1,41 @@
+package dev.modelkeeper.server;
+
+import io.javalin.http.Context;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A complete response, built off the request thread and written once. Immutable and thread-safe
+ * (the body array is never modified after construction).
+ *
+ * @param status the HTTP status
+ * @param contentType the body's media type
+ * @param body the encoded body
+ * @param headers extra response headers
+ */
+record HttpResult(int status, String contentType, byte[] body, Map<String, String> headers) {
+
+  static final String JSON = "application/json";
+
+  HttpResult {
+    headers = Map.copyOf(headers);
+  }
+
+  static HttpResult json(int status, byte[] body) {
+    return new HttpResult(status, JSON, body, Map.of());
+  }
+
+  HttpResult withHeader(String name, String value) {
+    Map<String, String> h = new LinkedHashMap<>(headers);
+    h.put(name, value);
+    return new HttpResult(status, contentType, body, h);
+  }
+
+  /** Writes status, headers and body to {@code ctx}; call at most once per request. */
+  void writeTo(Context ctx) {
+    ctx.status(status);
+    headers.forEach(ctx::header);
+    ctx.contentType(contentType);
+    ctx.result(body);
+  }
+}

@@ -1,0 +1,111 @@
+package dev.modelkeeper.server;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/**
+ * The server's JSON codec: one configured {@link ObjectMapper} with bounded nesting and number
+ * lengths, reading request bodies into trees and writing responses. Thread-safe.
+ */
+final class Json {
+
+  /** Deeper than any tensor a model takes; protects the parser's stack. */
+  static final int MAX_NESTING = 64;
+
+  private final ObjectMapper mapper;
+
+  Json() {
+    JsonFactory factory =
+        JsonFactory.builder()
+            .streamReadConstraints(
+                StreamReadConstraints.builder()
+                    .maxNestingDepth(MAX_NESTING)
+                    .maxNumberLength(400)
+                    .build())
+            .build();
+    this.mapper =
+        new ObjectMapper(factory)
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+  }
+
+  /**
+   * Parses a request body.
+   *
+   * @throws BadRequestException when the body is empty or not valid JSON
+   */
+  JsonNode read(byte[] body) {
+    if (body == null || body.length == 0) {
+      throw new BadRequestException("request body is empty; expected a JSON object");
+    }
+    try {
+      JsonNode node = mapper.readTree(body);
+      if (node == null || node.isMissingNode()) {
+        throw new BadRequestException("request body is empty; expected a JSON object");
+      }
+      return node;
+    } catch (JsonProcessingException e) {
+      throw new BadRequestException("malformed JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new BadRequestException("cannot read the request body: " + e.getMessage(), e);
+    }
+  }
+
+  /** Parses a body that may be empty (an empty body reads as an empty object). */
+  JsonNode readOptional(byte[] body) {
+    if (body == null) {
+      return mapper.createObjectNode();
+    }
+    for (byte b : body) {
+      if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
+        return read(body);
+      }
+    }
+    return mapper.createObjectNode();
+  }
+
+  ObjectNode object() {
+    return mapper.createObjectNode();
+  }
+
+  byte[] write(JsonNode node) {
+    try {
+      return mapper.writeValueAsBytes(node);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  byte[] error(String message) {
+    ObjectNode n = mapper.createObjectNode();
+    n.put("error", message);
+    return write(n);
+  }
+
+  /** Streams a document with {@code writer}; for large tensor responses. */
+  byte[] stream(GeneratorBody writer) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+    try (JsonGenerator g = mapper.getFactory().createGenerator(out)) {
+      writer.write(g);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+
+  /** Writes one document to a generator. */
+  @FunctionalInterface
+  interface GeneratorBody {
+    void write(JsonGenerator g) throws IOException;
+  }
+}

@@ -1,0 +1,169 @@
+package dev.modelkeeper.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.modelkeeper.core.ModelDescription;
+import dev.modelkeeper.core.ModelManager;
+import dev.modelkeeper.core.ModelNotFoundException;
+import dev.modelkeeper.core.ModelState;
+import dev.modelkeeper.onnx.ModelId;
+import dev.modelkeeper.onnx.RepositoryEntry;
+import io.javalin.http.Context;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The repository extension of the Open Inference Protocol: the index of every repository model
+ * with its state, and explicit load and unload by model name. Thread-safe; load and unload run
+ * through the {@link RequestRunner}.
+ *
+ * <p>States: {@code READY} (resident), {@code LOADING}, {@code UNLOADING} (draining leases or
+ * clearing) and {@code UNAVAILABLE} with a {@code reason} (never loaded, unloaded, evicted, or
+ * the last load's failure). Loading a name loads its highest version (a no-op when resident);
+ * unloading a name unloads every resident version of it.
+ */
+final class RepositoryRoutes {
+
+  private final ModelManager manager;
+  private final ModelResolver resolver;
+  private final ModelEvents events;
+  private final Json json;
+  private final RequestRunner runner;
+
+  RepositoryRoutes(
+      ModelManager manager,
+      ModelResolver resolver,
+      ModelEvents events,
+      Json json,
+      RequestRunner runner) {
+    this.manager = manager;
+    this.resolver = resolver;
+    this.events = events;
+    this.json = json;
+    this.runner = runner;
+  }
+
+  void register(Routes routes) {
+    routes.post("/v2/repository/index", this::index);
+    routes.post("/v2/repository/models/{model}/load", this::load);
+    routes.post("/v2/repository/models/{model}/unload", this::unload);
+  }
+
+  private void index(Context ctx) {
+    JsonNode request = json.readOptional(ctx.bodyAsBytes());
+    if (!request.isObject()) {
+      throw new BadRequestException("an index request must be a JSON object");
+    }
+    JsonNode readyNode = request.get("ready");
+    if (readyNode != null && !readyNode.isBoolean()) {
+      throw new BadRequestException("'ready' must be true or false");
+    }
+    boolean readyOnly = readyNode != null && readyNode.booleanValue();
+    Map<String, ModelState> states = new HashMap<>();
+    for (ModelDescription d : manager.describeModels()) {
+      states.put(d.modelId(), d.state());
+    }
+    ArrayNode rows = json.object().arrayNode();
+    for (RepositoryEntry e : resolver.list()) {
+      row(rows, e.name(), e.version(), e.id(), states, readyOnly);
+    }
+    resolver
+        .aliases()
+        .forEach(
+            (alias, target) -> row(rows, alias, ModelId.parse(target).version(), alias, states, readyOnly));
+    HttpResult.json(200, json.write(rows)).writeTo(ctx);
+  }
+
+  private void row(
+      ArrayNode rows,
+      String name,
+      String version,
+      String key,
+      Map<String, ModelState> states,
+      boolean readyOnly) {
+    ModelState s = states.get(key);
+    String state = indexState(s);
+    if (readyOnly && !state.equals("READY")) {
+      return;
+    }
+    ObjectNode row = rows.addObject();
+    row.put("name", name);
+    row.put("version", version);
+    row.put("state", state);
+    row.put("reason", s == null ? events.reason(key) : "");
+  }
+
+  private static String indexState(ModelState s) {
+    if (s == null) {
+      return "UNAVAILABLE";
+    }
+    switch (s) {
+      case READY:
+        return "READY";
+      case LOADING:
+        return "LOADING";
+      default:
+        return "UNLOADING";
+    }
+  }
+
+  private void load(Context ctx) {
+    String name = ctx.pathParam("model");
+    runner.submit(
+        ctx,
+        () -> {
+          ModelTarget t = resolver.resolve(name, null);
+          manager.addModel(t.modelId(), null, t.alias());
+          return HttpResult.json(200, json.write(status(name, t.version(), "READY")));
+        });
+  }
+
+  private void unload(Context ctx) {
+    String name = ctx.pathParam("model");
+    runner.submit(
+        ctx,
+        () -> {
+          List<String> keys = residentKeys(name);
+          for (String key : keys) {
+            manager.remove(key);
+          }
+          ObjectNode body = status(name, null, "UNAVAILABLE");
+          ArrayNode unloaded = body.putArray("unloaded");
+          keys.forEach(unloaded::add);
+          return HttpResult.json(200, json.write(body));
+        });
+  }
+
+  /** The registered identifiers that unloading {@code name} removes; 404 when it names nothing. */
+  private List<String> residentKeys(String name) {
+    List<String> keys = new ArrayList<>();
+    if (resolver.aliasTarget(name) != null) {
+      keys.add(name);
+      return keys;
+    }
+    new ModelId(name, null);
+    String prefix = name + "/";
+    for (ModelDescription d : manager.describeModels()) {
+      if (d.modelId().startsWith(prefix)) {
+        keys.add(d.modelId());
+      }
+    }
+    if (keys.isEmpty() && resolver.versions(name).isEmpty()) {
+      throw new ModelNotFoundException("no model '" + name + "' in the repository");
+    }
+    return keys;
+  }
+
+  private ObjectNode status(String name, String version, String state) {
+    ObjectNode body = json.object();
+    body.put("name", name);
+    if (version != null) {
+      body.put("version", version);
+    }
+    body.put("state", state);
+    return body;
+  }
+}

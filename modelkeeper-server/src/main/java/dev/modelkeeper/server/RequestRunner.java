@@ -1,0 +1,120 @@
+package dev.modelkeeper.server;
+
+import io.javalin.http.Context;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Runs the slow part of requests (anything that may load, infer, wait for a lifecycle or unload)
+ * on a bounded pool of worker threads, so HTTP threads never block on models, and answers every
+ * such request exactly once: with the action's result, with its failure through the {@link
+ * ErrorMapper}, or with 503 when it outlives the request timeout or finds every worker and queue
+ * slot taken. Thread-safe.
+ *
+ * <p>An action that times out keeps running to its end (its lease is closed by its own {@code
+ * try}); only its answer is dropped.
+ */
+final class RequestRunner {
+
+  /** An action whose result is the whole response. */
+  @FunctionalInterface
+  interface Action {
+    HttpResult run() throws Exception;
+  }
+
+  private static final Duration BUSY_RETRY = Duration.ofSeconds(1);
+  private static final AtomicInteger POOLS = new AtomicInteger();
+
+  private final ThreadPoolExecutor workers;
+  private final Duration timeout;
+  private final ErrorMapper errors;
+
+  RequestRunner(int threads, Duration timeout, ErrorMapper errors) {
+    int pool = POOLS.incrementAndGet();
+    AtomicInteger ids = new AtomicInteger();
+    this.workers =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(Math.max(64, threads * 16)),
+            r -> {
+              Thread t = new Thread(r, "modelkeeper-worker-" + pool + "-" + ids.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    this.workers.allowCoreThreadTimeOut(true);
+    this.timeout = timeout;
+    this.errors = errors;
+  }
+
+  /** Answers {@code ctx} with what {@code action} returns or throws on a worker thread. */
+  void submit(Context ctx, Action action) {
+    String requestId = RequestIds.of(ctx);
+    CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
+    try {
+      workers.execute(
+          () -> {
+            try {
+              outcome.complete(action.run());
+            } catch (Throwable t) {
+              outcome.completeExceptionally(t);
+            }
+          });
+    } catch (RejectedExecutionException busy) {
+      outcome.completeExceptionally(
+          new UnavailableException(
+              workers.isShutdown()
+                  ? "the server is shutting down"
+                  : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+              BUSY_RETRY));
+    }
+    ctx.future(
+        () ->
+            outcome
+                .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .handle(
+                    (result, failure) -> {
+                      HttpResult r =
+                          failure == null
+                              ? result
+                              : errors.toResult(timedOut(failure), requestId);
+                      r.writeTo(ctx);
+                      return null;
+                    }));
+  }
+
+  /** Runs a task that is not tied to a request (preloading) on the same workers. */
+  CompletableFuture<Void> background(Runnable task) {
+    return CompletableFuture.runAsync(task, workers);
+  }
+
+  private Throwable timedOut(Throwable failure) {
+    if (failure instanceof TimeoutException) {
+      return new UnavailableException(
+          "the request did not finish within the request timeout of " + timeout, BUSY_RETRY);
+    }
+    return failure;
+  }
+
+  /** Stops taking work and waits up to {@code grace} for running actions; true when all ended. */
+  boolean shutdown(Duration grace) {
+    workers.shutdown();
+    try {
+      if (workers.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+        return true;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    workers.shutdownNow();
+    return false;
+  }
+}

@@ -1,0 +1,161 @@
+package dev.modelkeeper.server;
+
+import dev.modelkeeper.core.LifecycleListener;
+import dev.modelkeeper.core.ManagerStats;
+import dev.modelkeeper.core.Model;
+import dev.modelkeeper.core.ModelManager;
+import dev.modelkeeper.core.RemovalCause;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The server's Prometheus metrics: manager counters and gauges read from one {@link ManagerStats}
+ * snapshot per scrape, a load-time histogram fed by lifecycle events, request counts by route and
+ * status, and inference time per model. Thread-safe; {@link #loaded} runs on loading threads.
+ *
+ * <table>
+ *   <caption>metrics</caption>
+ *   <tr><td>modelkeeper_model_loads_total, modelkeeper_model_load_failures_total,
+ *       modelkeeper_model_removals_total, modelkeeper_model_evictions_total{reason},
+ *       modelkeeper_lease_waits_total, modelkeeper_capacity_waits_total,
+ *       modelkeeper_capacity_rejections_total</td><td>counters from the manager</td></tr>
+ *   <tr><td>modelkeeper_resident_models, modelkeeper_resident_bytes,
+ *       modelkeeper_active_leases</td><td>gauges from the manager</td></tr>
+ *   <tr><td>modelkeeper_model_load_seconds</td><td>histogram of constructor time</td></tr>
+ *   <tr><td>modelkeeper_http_requests_total{method,route,status},
+ *       modelkeeper_http_request_seconds{method,route}</td><td>every request</td></tr>
+ *   <tr><td>modelkeeper_inference_seconds{model}</td><td>histogram of model run time</td></tr>
+ * </table>
+ */
+final class ServerMetrics implements LifecycleListener {
+
+  private static final Duration[] LOAD_BUCKETS = {
+    Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50),
+    Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1),
+    Duration.ofMillis(2500), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
+    Duration.ofSeconds(60)
+  };
+  private static final Duration[] INFERENCE_BUCKETS = {
+    Duration.ofNanos(250_000), Duration.ofNanos(500_000), Duration.ofMillis(1),
+    Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25),
+    Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
+    Duration.ofSeconds(1), Duration.ofSeconds(5)
+  };
+
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final ModelManager manager;
+  private final AtomicReference<ManagerStats> stats;
+  private final Timer loadTime;
+  private final Map<String, Timer> inferenceTimers = new ConcurrentHashMap<>();
+  private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
+  private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
+
+  ServerMetrics(ModelManager manager) {
+    this.manager = manager;
+    this.stats = new AtomicReference<>(manager.stats());
+    counter("modelkeeper.model.loads", "models constructed", ManagerStats::loads);
+    counter("modelkeeper.model.load.failures", "loads that failed", ManagerStats::loadFailures);
+    counter("modelkeeper.model.removals", "models removed on request", ManagerStats::removals);
+    counter("modelkeeper.lease.waits", "leases that waited for a load or unload", ManagerStats::leaseWaits);
+    counter("modelkeeper.capacity.waits", "loads that waited for room in the budget", ManagerStats::capacityWaits);
+    counter(
+        "modelkeeper.capacity.rejections",
+        "loads refused for lack of room",
+        ManagerStats::capacityRejections);
+    for (RemovalCause cause : RemovalCause.values()) {
+      if (cause.isEviction()) {
+        FunctionCounter.builder(
+                "modelkeeper.model.evictions",
+                stats,
+                s -> s.get().evictions().getOrDefault(cause, 0L))
+            .description("models evicted to make room")
+            .tag("reason", cause.name().toLowerCase(Locale.ROOT))
+            .register(registry);
+      }
+    }
+    gauge("modelkeeper.resident.models", "models resident now", s -> s.residentModels());
+    gauge("modelkeeper.resident.bytes", "bytes of resident models now", s -> s.residentBytes());
+    gauge("modelkeeper.active.leases", "leases open now", s -> s.activeLeases());
+    this.loadTime =
+        Timer.builder("modelkeeper.model.load")
+            .description("time to construct a model")
+            .serviceLevelObjectives(LOAD_BUCKETS)
+            .register(registry);
+  }
+
+  private void counter(String name, String help, ToDoubleFunction<ManagerStats> f) {
+    FunctionCounter.builder(name, stats, s -> f.applyAsDouble(s.get()))
+        .description(help)
+        .register(registry);
+  }
+
+  private void gauge(String name, String help, ToDoubleFunction<ManagerStats> f) {
+    Gauge.builder(name, stats, s -> f.applyAsDouble(s.get())).description(help).register(registry);
+  }
+
+  @Override
+  public void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {
+    loadTime.record(loadNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Records one model run of {@code modelId}. */
+  void inference(String modelId, long nanos) {
+    inferenceTimers
+        .computeIfAbsent(
+            modelId,
+            id ->
+                Timer.builder("modelkeeper.inference")
+                    .description("time a model spent running one request")
+                    .tag("model", id)
+                    .serviceLevelObjectives(INFERENCE_BUCKETS)
+                    .register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Records one answered request. */
+  void request(String method, String route, int status, long nanos) {
+    String key = method + ' ' + route + ' ' + status;
+    requestCounters
+        .computeIfAbsent(
+            key,
+            k ->
+                Counter.builder("modelkeeper.http.requests")
+                    .description("requests answered, by route and status")
+                    .tag("method", method)
+                    .tag("route", route)
+                    .tag("status", Integer.toString(status))
+                    .register(registry))
+        .increment();
+    requestTimers
+        .computeIfAbsent(
+            method + ' ' + route,
+            k ->
+                Timer.builder("modelkeeper.http.request")
+                    .description("time to answer a request, by route")
+                    .tag("method", method)
+                    .tag("route", route)
+                    .register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** The Prometheus text exposition of every metric, with the manager read once. */
+  String scrape() {
+    stats.set(manager.stats());
+    return registry.scrape();
+  }
+
+  void close() {
+    registry.close();
+  }
+}

@@ -1,0 +1,130 @@
+package dev.modelkeeper.server.support;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/** A loopback HTTP client for tests, with JSON bodies parsed on demand. Thread-safe. */
+public final class Http {
+
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+  public static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+  private final String base;
+  private final HttpClient client;
+  private volatile String token;
+
+  public Http(String base) {
+    this.base = base;
+    this.client =
+        HttpClient.newBuilder()
+            .connectTimeout(Duration.ofSeconds(10))
+            .version(HttpClient.Version.HTTP_1_1)
+            .build();
+  }
+
+  public static Http to(int port) {
+    return new Http("http://127.0.0.1:" + port);
+  }
+
+  /** Sends {@code Authorization: Bearer token} from now on; null stops it. */
+  public Http withToken(String token) {
+    this.token = token;
+    return this;
+  }
+
+  public String base() {
+    return base;
+  }
+
+  public Response get(String path) {
+    return send(request(path).GET());
+  }
+
+  public Response post(String path, String json) {
+    return send(
+        request(path)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)));
+  }
+
+  public Response post(String path, byte[] body) {
+    return send(
+        request(path)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body)));
+  }
+
+  public Response send(String method, String path, String body) {
+    return send(
+        request(path)
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)));
+  }
+
+  private HttpRequest.Builder request(String path) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(TIMEOUT);
+    String t = token;
+    if (t != null) {
+      b.header("Authorization", "Bearer " + t);
+    }
+    return b;
+  }
+
+  public Response send(HttpRequest.Builder builder) {
+    try {
+      HttpResponse<String> r = client.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+      return new Response(r.statusCode(), r.body(), r.headers().firstValue("Retry-After").orElse(null),
+          r.headers().firstValue("Content-Type").orElse(""));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * One response.
+   *
+   * @param status the status code
+   * @param body the body text
+   * @param retryAfter the Retry-After header, or null
+   * @param contentType the Content-Type header, or empty
+   */
+  public record Response(int status, String body, String retryAfter, String contentType) {
+
+    /** The body as JSON. */
+    public JsonNode json() {
+      try {
+        return MAPPER.readTree(body);
+      } catch (IOException e) {
+        throw new AssertionError("not JSON (" + status + "): " + body, e);
+      }
+    }
+
+    /** The {@code error} field of a JSON error body. */
+    public String error() {
+      JsonNode e = json().get("error");
+      if (e == null || !e.isTextual()) {
+        throw new AssertionError("no JSON error in (" + status + "): " + body);
+      }
+      return e.textValue();
+    }
+
+    @Override
+    public String toString() {
+      return status + " " + (body.length() > 300 ? body.substring(0, 300) + "..." : body);
+    }
+  }
+}
