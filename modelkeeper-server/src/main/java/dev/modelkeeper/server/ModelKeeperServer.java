@@ -17,6 +17,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +40,7 @@ import org.slf4j.LoggerFactory;
 public final class ModelKeeperServer implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ModelKeeperServer.class);
+  private static final long IDLE_CONNECTION_SHUTDOWN_MILLIS = 100;
 
   private final ServerConfig config;
   private final WithFixedSizeCache manager;
@@ -60,6 +63,8 @@ public final class ModelKeeperServer implements AutoCloseable {
             ManagerOptions.builder()
                 .lifecycleTimeout(config.lifecycleTimeout())
                 .drainTimeout(config.drainTimeout())
+                .failureBackoff(
+                    config.loadFailureBackoff(), config.loadFailureBackoff().multipliedBy(60))
                 .build());
     this.manager =
         new WithFixedSizeCache(
@@ -96,6 +101,17 @@ public final class ModelKeeperServer implements AutoCloseable {
                   server -> {
                     server.setStopTimeout(config.shutdownTimeout().toMillis());
                     server.insertHandler(new GracefulHandler());
+                  });
+              c.jetty.addConnector(
+                  (server, http) -> {
+                    ServerConnector connector =
+                        new ServerConnector(server, new HttpConnectionFactory(http));
+                    connector.setHost(config.host());
+                    connector.setPort(config.port());
+                    // on shutdown, idle keep-alive connections close after this; requests in
+                    // flight are waited for up to the stop timeout regardless
+                    connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
+                    return connector;
                   });
               c.requestLogger.http(
                   (ctx, millis) ->
@@ -140,7 +156,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   public static ModelKeeperServer start(ServerConfig config) {
     ModelKeeperServer server = new ModelKeeperServer(config);
     try {
-      server.app.start(config.host(), config.port());
+      server.app.start();
     } catch (RuntimeException e) {
       server.runner.shutdown(Duration.ZERO);
       throw new InvalidConfigException(

@@ -26,6 +26,7 @@ public final class ServerConfig {
   private final Duration lifecycleTimeout;
   private final Duration drainTimeout;
   private final Duration capacityTimeout;
+  private final Duration loadFailureBackoff;
   private final Duration requestTimeout;
   private final Duration shutdownTimeout;
   private final long maxRequestBytes;
@@ -44,6 +45,7 @@ public final class ServerConfig {
     this.lifecycleTimeout = b.lifecycleTimeout;
     this.drainTimeout = b.drainTimeout;
     this.capacityTimeout = b.capacityTimeout;
+    this.loadFailureBackoff = b.loadFailureBackoff;
     this.requestTimeout = b.requestTimeout;
     this.shutdownTimeout = b.shutdownTimeout;
     this.maxRequestBytes = b.maxRequestBytes;
@@ -101,6 +103,14 @@ public final class ServerConfig {
   /** How long a load waits for room when every resident model is busy or pinned (default 30s). */
   public Duration capacityTimeout() {
     return capacityTimeout;
+  }
+
+  /**
+   * How long loads of a model are refused (503) after its load failed; doubles on repeated failures
+   * up to 60 times this (default 1s).
+   */
+  public Duration loadFailureBackoff() {
+    return loadFailureBackoff;
   }
 
   /** How long one request may take before it is answered 503 (default 120s). */
@@ -166,6 +176,7 @@ public final class ServerConfig {
     private Duration lifecycleTimeout = Duration.ofSeconds(60);
     private Duration drainTimeout = Duration.ofSeconds(30);
     private Duration capacityTimeout = Duration.ofSeconds(30);
+    private Duration loadFailureBackoff = Duration.ofSeconds(1);
     private Duration requestTimeout = Duration.ofSeconds(120);
     private Duration shutdownTimeout = Duration.ofSeconds(30);
     private long maxRequestBytes = 32L << 20;
@@ -216,6 +227,11 @@ public final class ServerConfig {
 
     public Builder capacityTimeout(Duration d) {
       this.capacityTimeout = d;
+      return this;
+    }
+
+    public Builder loadFailureBackoff(Duration d) {
+      this.loadFailureBackoff = d;
       return this;
     }
 
@@ -280,6 +296,7 @@ public final class ServerConfig {
       positive("drain-timeout", drainTimeout);
       positive("capacity-timeout", capacityTimeout);
       positive("request-timeout", requestTimeout);
+      positive("load-failure-backoff", loadFailureBackoff);
       positive("shutdown-timeout", shutdownTimeout);
       if (maxRequestBytes < 1024) {
         throw new InvalidConfigException(
