@@ -42,11 +42,13 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 public final class OnnxModel implements InferenceModel {
 
   private static final long CLOSE_TIMEOUT_SECONDS = 60;
+  private static final long TRIM_MIN_BYTES = 1 << 20;
 
   private final ModelMetadata metadata;
   private final long sizeBytes;
   private final Map<String, TensorSpec> inputSpecs;
   private final Map<String, TensorSpec> outputSpecs;
+  private final boolean trimOnClose;
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
   // @GuardedBy("lock"): read under the read lock, set to null under the write lock
@@ -57,8 +59,10 @@ public final class OnnxModel implements InferenceModel {
       ModelMetadata metadata,
       long sizeBytes,
       OrtSession session,
-      OrtSession.SessionOptions sessionOptions) {
+      OrtSession.SessionOptions sessionOptions,
+      boolean trimOnClose) {
     this.metadata = metadata;
+    this.trimOnClose = trimOnClose;
     this.sizeBytes = sizeBytes;
     this.session = session;
     this.sessionOptions = sessionOptions;
@@ -106,7 +110,7 @@ public final class OnnxModel implements InferenceModel {
               specs(id, session.getOutputInfo()),
               config.description(),
               config.labels());
-      return new OnnxModel(metadata, size, session, opts);
+      return new OnnxModel(metadata, size, session, opts, options.trimNativeHeapOnClose());
     } catch (OrtException | RuntimeException e) {
       closeQuietly(session, opts);
       if (e instanceof ModelLoadException) {
@@ -165,7 +169,8 @@ public final class OnnxModel implements InferenceModel {
 
   /**
    * Closes the session and releases its native memory, after running inferences finish (waits at
-   * most 60 s). Idempotent.
+   * most 60 s); then, when {@link OnnxModelOptions#trimNativeHeapOnClose()} is set and the model
+   * has at least 1 MiB, asks the allocator to return the freed pages. Idempotent.
    *
    * @throws TimeoutException when inferences keep the model busy past the wait
    * @throws InterruptedException when interrupted while waiting
@@ -177,12 +182,14 @@ public final class OnnxModel implements InferenceModel {
       throw new TimeoutException(
           "model '" + metadata.id() + "' still ran inferences after " + CLOSE_TIMEOUT_SECONDS + "s");
     }
+    boolean closed = false;
     try {
       OrtSession s = session;
       OrtSession.SessionOptions o = sessionOptions;
       session = null;
       sessionOptions = null;
       if (s != null) {
+        closed = true;
         try {
           s.close();
         } finally {
@@ -191,6 +198,9 @@ public final class OnnxModel implements InferenceModel {
       }
     } finally {
       write.unlock();
+    }
+    if (closed && trimOnClose && sizeBytes >= TRIM_MIN_BYTES) {
+      NativeHeap.trim();
     }
   }
 

@@ -7,8 +7,11 @@ package dev.modelkeeper.onnx;
  *     requests at once
  * @param cpuArena whether the session keeps an arena allocator (faster repeated inference, but
  *     memory is held until the session closes)
+ * @param trimNativeHeapOnClose whether closing a model of at least 1 MiB asks the allocator to
+ *     return freed memory to the operating system (costs some milliseconds per unload; without it
+ *     glibc keeps a few hundred MB of freed memory under load/unload churn)
  */
-public record OnnxModelOptions(int intraOpThreads, boolean cpuArena) {
+public record OnnxModelOptions(int intraOpThreads, boolean cpuArena, boolean trimNativeHeapOnClose) {
 
   public OnnxModelOptions {
     if (intraOpThreads < 1) {
@@ -16,8 +19,8 @@ public record OnnxModelOptions(int intraOpThreads, boolean cpuArena) {
     }
   }
 
-  /** One intra-op thread, no arena. */
+  /** One intra-op thread, no arena, native heap trimmed on close. */
   public static OnnxModelOptions defaults() {
-    return new OnnxModelOptions(1, false);
+    return new OnnxModelOptions(1, false, true);
   }
 }
