@@ -101,7 +101,10 @@ public final class ModelKeeperServer implements AutoCloseable {
                   server -> {
                     server.setStopTimeout(config.shutdownTimeout().toMillis());
                     server.insertHandler(new GracefulHandler());
+                    server.setErrorHandler(new JsonErrorHandler(json));
                   });
+              c.jetty.modifyServletContextHandler(
+                  context -> context.setErrorHandler(new JsonErrorHandler(json)));
               c.jetty.addConnector(
                   (server, http) -> {
                     ServerConnector connector =
