@@ -1,0 +1,128 @@
+package dev.modelkeeper.benchmarks;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.openjdk.jmh.util.ListStatistics;
+
+/**
+ * Runs {@link HotPathBenchmark} through the JMH runner, once per thread count, and returns its
+ * figures. Not thread-safe (JMH runs one benchmark at a time anyway).
+ */
+final class HotPath {
+
+  /** The implementations, as JMH method names, in table order. */
+  static final List<String> IMPLS =
+      List.of("modelKeeper", "modelKeeperBase", "concurrentHashMap", "caffeine", "oneLockLru");
+
+  /**
+   * The forked JVMs' flags. Pre-touching the heap matters on this kind of virtual machine: there
+   * the first touch of a page is so slow that allocation-heavy code would measure page faults.
+   */
+  static final String[] JVM_ARGS = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"};
+
+  /** One JMH figure: throughput in operations per microsecond (= millions per second) and its 99.9% error. */
+  record Figure(String impl, String keys, int threads, double score, double error) {}
+
+  /** How long JMH measures each configuration: {@code forks} rounds of one fork each. */
+  record Plan(int forks, int warmups, TimeValue warmupTime, int iterations, TimeValue iterationTime) {
+
+    /** A rough upper bound of the wall time of one configuration, JVM start included. */
+    double secondsPerConfig() {
+      return forks
+          * (1.5 + warmups * warmupTime.convertTo(java.util.concurrent.TimeUnit.MILLISECONDS) / 1e3
+              + iterations * iterationTime.convertTo(java.util.concurrent.TimeUnit.MILLISECONDS) / 1e3);
+    }
+  }
+
+  private HotPath() {}
+
+  static String displayName(String impl) {
+    switch (impl) {
+      case "modelKeeper":
+        return "ModelKeeper lease (WithFixedSizeCache)";
+      case "modelKeeperBase":
+        return "ModelKeeper lease (BaseModelManager)";
+      case "concurrentHashMap":
+        return "ConcurrentHashMap.get";
+      case "caffeine":
+        return "Caffeine getIfPresent";
+      case "oneLockLru":
+        return "One-lock LRU get";
+      default:
+        return impl;
+    }
+  }
+
+  /**
+   * Runs every implementation and key shape at each of {@code threadCounts}. The forks are
+   * interleaved: each round runs one fork of every configuration, in a rotated order, so that a
+   * burst of background load on this shared machine hits every implementation alike; the figure of
+   * a configuration is the mean of all its measured iterations with JMH's 99.9% error. JMH's log
+   * goes to files next to {@code log}.
+   */
+  static List<Figure> run(Plan plan, List<Integer> threadCounts, List<String> impls, Path log)
+      throws RunnerException {
+    Map<String, ListStatistics> stats = new LinkedHashMap<>();
+    int configs = 2 * impls.size() * threadCounts.size();
+    System.out.printf(
+        "hot path: %d configurations x %d rounds, about %.0f s (JMH log: %s.*)%n",
+        configs, plan.forks(), configs * plan.secondsPerConfig(), log);
+    for (int round = 0; round < plan.forks(); round++) {
+      List<String> order = new ArrayList<>(impls);
+      Collections.rotate(order, -round);
+      List<Integer> threadOrder = new ArrayList<>(threadCounts);
+      Collections.rotate(threadOrder, -round);
+      for (int threads : threadOrder) {
+        for (String impl : order) {
+          ChainedOptionsBuilder options =
+              new OptionsBuilder()
+                  .include(HotPathBenchmark.class.getName() + "\\." + impl + "$")
+                  .threads(threads)
+                  .forks(1)
+                  .warmupIterations(plan.warmups())
+                  .warmupTime(plan.warmupTime())
+                  .measurementIterations(plan.iterations())
+                  .measurementTime(plan.iterationTime())
+                  .jvmArgsAppend(JVM_ARGS)
+                  .shouldFailOnError(true)
+                  .output(log + ".round" + (round + 1) + "." + impl + "." + threads + "t.txt");
+          for (RunResult r : new Runner(options.build()).run()) {
+            String key = impl + "/" + r.getParams().getParam("keys") + "/" + threads;
+            ListStatistics s = stats.computeIfAbsent(key, k -> new ListStatistics());
+            for (BenchmarkResult b : r.getBenchmarkResults()) {
+              for (IterationResult i : b.getIterationResults()) {
+                s.addValue(i.getPrimaryResult().getScore());
+              }
+            }
+            System.out.printf(
+                Locale.ROOT,
+                "  round %d/%d  %-18s %-5s %d thread(s): %7.2f M ops/s%n",
+                round + 1, plan.forks(), impl, r.getParams().getParam("keys"), threads,
+                r.getPrimaryResult().getScore());
+          }
+        }
+      }
+    }
+    List<Figure> out = new ArrayList<>();
+    stats.forEach(
+        (key, s) -> {
+          String[] k = key.split("/");
+          double error = s.getN() > 2 ? s.getMeanErrorAt(0.999) : 0;
+          out.add(new Figure(k[0], k[1], Integer.parseInt(k[2]), s.getMean(), Double.isNaN(error) ? 0 : error));
+        });
+    return out;
+  }
+}
