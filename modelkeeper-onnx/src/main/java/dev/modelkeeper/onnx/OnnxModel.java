@@ -170,7 +170,8 @@ public final class OnnxModel implements InferenceModel {
   /**
    * Closes the session and releases its native memory, after running inferences finish (waits at
    * most 60 s); then, when {@link OnnxModelOptions#trimNativeHeapOnClose()} is set and the model
-   * has at least 1 MiB, asks the allocator to return the freed pages. Idempotent.
+   * has at least 1 MiB, schedules the return of the freed pages to the operating system once
+   * unloads pause (about 200 ms later, at most 5 s). Idempotent.
    *
    * @throws TimeoutException when inferences keep the model busy past the wait
    * @throws InterruptedException when interrupted while waiting
@@ -200,7 +201,7 @@ public final class OnnxModel implements InferenceModel {
       write.unlock();
     }
     if (closed && trimOnClose && sizeBytes >= TRIM_MIN_BYTES) {
-      NativeHeap.trim();
+      NativeHeap.requestTrim();
     }
   }
 

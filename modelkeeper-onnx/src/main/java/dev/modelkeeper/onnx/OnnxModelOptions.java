@@ -7,9 +7,9 @@ package dev.modelkeeper.onnx;
  *     requests at once
  * @param cpuArena whether the session keeps an arena allocator (faster repeated inference, but
  *     memory is held until the session closes)
- * @param trimNativeHeapOnClose whether closing a model of at least 1 MiB asks the allocator to
- *     return freed memory to the operating system (costs some milliseconds per unload; without it
- *     glibc keeps a few hundred MB of freed memory under load/unload churn)
+ * @param trimNativeHeapOnClose whether closing a model of at least 1 MiB schedules the return of
+ *     freed native memory to the operating system once unloads pause (without it glibc keeps a
+ *     few hundred MB of freed memory under load/unload churn)
  */
 public record OnnxModelOptions(int intraOpThreads, boolean cpuArena, boolean trimNativeHeapOnClose) {
 
