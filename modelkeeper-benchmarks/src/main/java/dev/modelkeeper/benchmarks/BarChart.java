@@ -31,10 +31,26 @@ record BarChart(
     double[][] errors,
     String[][] captions) {
 
-  /** Series colours: ModelKeeper first (strong), baselines after (muted but distinct). */
-  static final Color[] PALETTE = {
-    new Color(0x1f77b4), new Color(0x6baed6), new Color(0x2ca02c), new Color(0xff7f0e), new Color(0xd62728)
-  };
+  /** A series' colour by its name, the same in every chart: ModelKeeper blue, each baseline its own. */
+  static Color colour(String series, int index) {
+    String s = series.toLowerCase(java.util.Locale.ROOT);
+    if (s.contains("basemodelmanager")) {
+      return new Color(0x6baed6);
+    }
+    if (s.startsWith("modelkeeper")) {
+      return new Color(0x1f5fa8);
+    }
+    if (s.contains("concurrenthashmap")) {
+      return new Color(0x2ca02c);
+    }
+    if (s.contains("caffeine")) {
+      return new Color(0xff7f0e);
+    }
+    if (s.contains("one-lock")) {
+      return new Color(0xd62728);
+    }
+    return new Color(0x7f7f7f + index * 0x101010);
+  }
 
   void draw(Graphics2D g, Rectangle area) {
     Font base = new Font(Font.SANS_SERIF, Font.PLAIN, 13);
@@ -91,7 +107,7 @@ record BarChart(
           continue;
         }
         int y = yOf(v, topValue, top, bottom);
-        g.setColor(PALETTE[s % PALETTE.length]);
+        g.setColor(colour(series.get(s), s));
         g.fillRect(x + 1, y, barWidth - 2, bottom - y);
         g.setColor(Color.BLACK);
         if (errors != null && errors[s][gr] > 0) {
@@ -130,7 +146,7 @@ record BarChart(
     int lx = left;
     int ly = area.y + area.height - 14;
     for (int s = 0; s < series.size(); s++) {
-      g.setColor(PALETTE[s % PALETTE.length]);
+      g.setColor(colour(series.get(s), s));
       g.fillRect(lx, ly - 10, 12, 12);
       g.setColor(Color.BLACK);
       g.drawString(series.get(s), lx + 16, ly);
@@ -153,6 +169,9 @@ record BarChart(
   }
 
   static String number(double v) {
+    if (v == 0) {
+      return "0";
+    }
     if (v >= 100) {
       return String.format(Locale.ROOT, "%.0f", v);
     }

@@ -43,7 +43,7 @@ final class Charts {
     }
     BarChart chart =
         new BarChart(
-            "Hot path: lease + close (ModelKeeper) vs. lookups (baselines), 64 resident models — higher is better",
+            "Hot path, 64 resident models: ModelKeeper lease + close vs. baseline lookups (higher is better; whiskers: 99.9% CI)",
             "million operations per second",
             groups,
             series,
@@ -73,11 +73,10 @@ final class Charts {
       }
     }
     var config = r.settings().churn();
-    String shape =
-        config.models() + " models, budget " + config.budget() + ", " + config.loadMillis() + " ms loads";
+    String shape = config.models() + " models, budget " + config.budget();
     BarChart left =
         new BarChart(
-            "Churn (" + shape + "): good requests per second — higher is better",
+            "Churn (" + shape + "): good requests/s, higher is better",
             "requests per second",
             groups,
             designs,
@@ -86,7 +85,7 @@ final class Charts {
             captions);
     BarChart right =
         new BarChart(
-            "Churn: p99 latency of good requests — lower is better",
+            "Churn: p99 latency of good requests, lower is better",
             "milliseconds",
             groups,
             designs,

@@ -406,7 +406,7 @@ final class Report {
     b.append("\n## Method and caveats\n\n");
     b.append("- Hot path: JMH 1.37, throughput mode, ")
         .append(r.settings().planText())
-        .append(" per configuration, forked JVMs with `-Xms1g -Xmx1g -XX:+AlwaysPreTouch`; 1 and 2 benchmark threads on 2 cores. ")
+        .append(" per configuration, forked JVMs with `" + String.join(" ", HotPath.JVM_ARGS) + "` (on this virtual machine the first touch of a page is slow enough to distort allocation-heavy code; pre-touching the heap removes that); 1 and 2 benchmark threads on 2 cores. ")
         .append("The one-lock LRU is a `synchronized` access-order `LinkedHashMap` (move-to-end on every get), the seed's design; ")
         .append("Caffeine is a `LoadingCache` bounded to 64 entries.\n");
     b.append("- The cold-load and churn harnesses are plain Java with sleep-based fake models, so they measure coordination, not the CPU.\n");

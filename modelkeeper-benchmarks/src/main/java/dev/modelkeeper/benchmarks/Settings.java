@@ -24,7 +24,7 @@ record Settings(
       new Settings(
           "full",
           new HotPath.Plan(
-              3, 2, TimeValue.seconds(1), 4, TimeValue.seconds(1)),
+              3, 2, TimeValue.milliseconds(500), 4, TimeValue.seconds(1)),
           List.of(1, 2),
           1_000,
           200,
@@ -55,7 +55,9 @@ record Settings(
     return plan.forks()
         + " rounds of one fork each, interleaved across configurations, × ("
         + plan.warmups()
-        + " warm-up + "
+        + " warm-up iterations of "
+        + plan.warmupTime().convertTo(TimeUnit.MILLISECONDS)
+        + " ms + "
         + plan.iterations()
         + " measured iterations of "
         + plan.iterationTime().convertTo(TimeUnit.MILLISECONDS)
