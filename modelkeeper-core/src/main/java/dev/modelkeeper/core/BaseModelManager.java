@@ -216,6 +216,14 @@ public class BaseModelManager implements ModelManager {
     if (drained != null) {
       drained.complete(null);
     }
+    announceIdle(e);
+  }
+
+  /**
+   * Tells listeners that {@code e} may be evictable now: its last lease closed, or it entered
+   * READY (a budget may have found it BUSY while it was loading, draining or unloading).
+   */
+  private void announceIdle(LifecycleEntry e) {
     for (LifecycleListener l : listeners) {
       try {
         l.idle(e.id);
@@ -334,6 +342,7 @@ public class BaseModelManager implements ModelManager {
       failures.succeeded(e.id);
       LOG.log(DEBUG, () -> "loaded '" + e.id + "' in " + took / 1_000_000 + " ms");
       done.complete(null);
+      announceIdle(e);
     } else {
       if (!(failure instanceof ModelNotFoundException)) {
         loadFailures.increment();
@@ -441,6 +450,7 @@ public class BaseModelManager implements ModelManager {
     }
     if (reopened != null) {
       reopened.complete(null);
+      announceIdle(e);
       throw failure;
     }
     return model;
@@ -506,6 +516,7 @@ public class BaseModelManager implements ModelManager {
     }
     done.complete(null);
     if (failure != null) {
+      announceIdle(e);
       if (failure instanceof Error) {
         throw (Error) failure;
       }

@@ -25,8 +25,9 @@ public interface LifecycleListener {
   default void removed(String modelId, Model model, RemovalCause cause) {}
 
   /**
-   * The last lease of a model closed after {@link ModelManager#evictIfIdle} found it busy; it may be
-   * evictable now. Runs on the thread that closed the lease.
+   * A model that {@link ModelManager#evictIfIdle} may have found busy may be evictable now: its last
+   * lease closed, or it entered READY (after loading, a drain timeout or a failed clear). Runs on
+   * the thread that closed the lease or ended the transition; may be spurious.
    */
   default void idle(String modelId) {}
 }
