@@ -17,6 +17,10 @@ import java.util.Objects;
  * and checks that the repository holds it ({@link ModelNotFoundException} otherwise). The returned
  * factory loads the identifier it is given in {@link ModelFactory#create}, and predicts the model's
  * size from the repository (config or file size) without loading or downloading it.
+ *
+ * <p>Aliases: core asks the registry for the resolved identifier (the alias when one is given), so
+ * an alias must itself be a repository identifier (e.g. {@code iris} for {@code iris/1}); the model
+ * that is loaded is always the one the caller requested.
  */
 public final class RepositoryModelRegistry implements ModelRegistry {
 

@@ -51,7 +51,7 @@ public final class DemoRepository {
   private static final String MARKER_CONTENT = "demo repository format 1\n";
 
   /**
-   * The seed and layer widths of a demo MLP.
+   * The seed and layer widths of a demo MLP. Thread-safe when the sizes array is not modified.
    *
    * @param seed the weight generator's seed
    * @param sizes the layer widths, input first

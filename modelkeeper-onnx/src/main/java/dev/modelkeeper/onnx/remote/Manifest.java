@@ -46,7 +46,7 @@ public final class Manifest {
       Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.\\-]*(/[A-Za-z0-9][A-Za-z0-9_.\\-]*)*");
 
   /**
-   * One listed file.
+   * One listed file. Immutable and thread-safe.
    *
    * @param path the path relative to the base URL
    * @param sha256 the lowercase hex SHA-256 of its content

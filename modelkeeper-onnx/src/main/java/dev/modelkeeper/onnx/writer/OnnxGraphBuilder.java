@@ -85,7 +85,7 @@ public final class OnnxGraphBuilder {
   private static final int DIM_VALUE = 1;
   private static final int DIM_PARAM = 2;
 
-  /** A node attribute; build with {@link #intAttr} or {@link #floatAttr}. */
+  /** A node attribute; build with {@link #intAttr} or {@link #floatAttr}. Immutable and thread-safe. */
   public static final class Attribute {
     private final String name;
     private final boolean isInt;
