@@ -114,6 +114,26 @@ class ArtifactCacheTest {
   }
 
   @Test
+  void fetch_joinerOfFailingDownload_getsTheSameFailureWithoutSecondRequest() throws Exception {
+    server.put(PATH, body, ArtifactServer.Mode.GATED_CORRUPT);
+    Events events = new Events();
+    ArtifactCache cache = cache(Duration.ofSeconds(30), events);
+
+    Future<Path> first = pool.submit(() -> cache.fetch(server.uri(PATH), sha, body.length));
+    assertThat(events.started.await(10, TimeUnit.SECONDS)).isTrue();
+    Future<Path> second = pool.submit(() -> cache.fetch(server.uri(PATH), sha, body.length));
+    assertThat(events.joined.await(10, TimeUnit.SECONDS)).isTrue();
+    server.release();
+
+    for (Future<Path> f : List.of(first, second)) {
+      assertThatThrownBy(() -> f.get(20, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(ArtifactIntegrityException.class);
+    }
+    assertThat(server.requests(PATH)).isEqualTo(1);
+    assertThat(artifacts(cache)).isEmpty();
+  }
+
+  @Test
   void fetch_twoProcessesOneArtifact_downloadOnce() throws Exception {
     server.put(PATH, body, ArtifactServer.Mode.GATED);
     Events events = new Events();

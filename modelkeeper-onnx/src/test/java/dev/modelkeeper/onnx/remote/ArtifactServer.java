@@ -25,6 +25,8 @@ final class ArtifactServer implements AutoCloseable {
     GATED,
     /** Same length, last byte flipped. */
     CORRUPT,
+    /** As GATED, with the last byte flipped. */
+    GATED_CORRUPT,
     /** Declares the full length, sends half and drops the connection. */
     DROPPED,
     /** A complete chunked response with only half of the body. */
@@ -102,11 +104,16 @@ final class ArtifactServer implements AutoCloseable {
           out.write(bad);
           break;
         case GATED:
-          ex.sendResponseHeaders(200, body.length);
-          out.write(body, 0, half);
+        case GATED_CORRUPT:
+          byte[] sent = body.clone();
+          if (mode == Mode.GATED_CORRUPT) {
+            sent[sent.length - 1] ^= 1;
+          }
+          ex.sendResponseHeaders(200, sent.length);
+          out.write(sent, 0, half);
           out.flush();
           await(gate);
-          out.write(body, half, body.length - half);
+          out.write(sent, half, sent.length - half);
           break;
         case DROPPED:
           ex.sendResponseHeaders(200, body.length);
