@@ -68,7 +68,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                 .build());
     this.manager =
         new WithFixedSizeCache(
-            new EvictionNudge(base),
+            base,
             CacheOptions.builder(config.maxModels())
                 .maxBytes(config.maxBytes())
                 .capacityTimeout(config.capacityTimeout())
