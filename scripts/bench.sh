@@ -8,8 +8,8 @@ started=$(date +%s)
 mvn -B -q -pl modelkeeper-benchmarks -am package -DskipTests
 # The machines are shared: when allowed, run slightly ahead of other work so that it disturbs the figures less.
 prio=()
-if nice -n -5 true 2>/dev/null; then
-  prio=(nice -n -5)
+if nice -n -10 true 2>/dev/null; then
+  prio=(nice -n -10)
 fi
 exec "${prio[@]}" java -Djava.awt.headless=true -jar modelkeeper-benchmarks/target/benchmarks.jar "${1:-all}" \
   --docs docs --since "$started" --command "scripts/bench.sh"

@@ -19,7 +19,7 @@ import java.util.Locale;
  * @param groups group labels, left to right
  * @param series series names (the legend), in bar order within a group
  * @param values {@code values[series][group]}; NaN leaves a gap
- * @param errors {@code errors[series][group]} half-widths, or null
+ * @param range {@code {lows, highs}}, each {@code [series][group]}: whisker ends, or null
  * @param captions {@code captions[series][group]} short text under each bar, or null
  */
 record BarChart(
@@ -28,7 +28,7 @@ record BarChart(
     List<String> groups,
     List<String> series,
     double[][] values,
-    double[][] errors,
+    double[][][] range,
     String[][] captions) {
 
   /** A series' colour by its name, the same in every chart: ModelKeeper blue, each baseline its own. */
@@ -73,7 +73,7 @@ record BarChart(
       for (int gr = 0; gr < groups.size(); gr++) {
         double v = values[s][gr];
         if (!Double.isNaN(v)) {
-          max = Math.max(max, v + (errors == null ? 0 : errors[s][gr]));
+          max = Math.max(max, range == null || Double.isNaN(range[1][s][gr]) ? v : Math.max(v, range[1][s][gr]));
         }
       }
     }
@@ -110,9 +110,10 @@ record BarChart(
         g.setColor(colour(series.get(s), s));
         g.fillRect(x + 1, y, barWidth - 2, bottom - y);
         g.setColor(Color.BLACK);
-        if (errors != null && errors[s][gr] > 0) {
-          int y1 = yOf(v + errors[s][gr], topValue, top, bottom);
-          int y2 = yOf(Math.max(0, v - errors[s][gr]), topValue, top, bottom);
+        boolean whisker = range != null && !Double.isNaN(range[0][s][gr]) && !Double.isNaN(range[1][s][gr]);
+        if (whisker) {
+          int y1 = yOf(range[1][s][gr], topValue, top, bottom);
+          int y2 = yOf(Math.max(0, range[0][s][gr]), topValue, top, bottom);
           int cx = x + barWidth / 2;
           g.setStroke(new BasicStroke(1.2f));
           g.drawLine(cx, y1, cx, y2);
@@ -122,7 +123,7 @@ record BarChart(
         String label = number(v);
         g.setFont(small);
         int lw = g.getFontMetrics().stringWidth(label);
-        int ly = (errors != null ? yOf(v + errors[s][gr], topValue, top, bottom) : y) - 4;
+        int ly = (whisker ? yOf(Math.max(v, range[1][s][gr]), topValue, top, bottom) : y) - 4;
         g.drawString(label, x + (barWidth - lw) / 2, Math.max(top - 2, ly));
         if (captions != null && captions[s][gr] != null) {
           String[] parts = captions[s][gr].split("\n");

@@ -148,9 +148,9 @@ public final class BenchMain {
         out.add(r);
         System.out.printf(
             Locale.ROOT,
-            "churn     %-26s %d threads: %.0f good req/s, p99 %.2f ms, failed %d, cleared in use %d, loads %d, evictions %d, dup %d, peak live %d%n",
+            "churn     %-26s %d threads: %.0f good req/s, p99 %.2f ms, failed %d, cleared in use %d, loads %d, evictions %d, dup %d, live peak %d mean %.2f%n",
             r.design(), threads, r.throughput(), r.p99() / 1e6, r.failed(), r.clearedInUse(), r.loads(), r.evictions(),
-            r.duplicateConstructors(), r.maxLive());
+            r.duplicateConstructors(), r.maxLive(), r.meanLive());
       }
     }
   }

@@ -31,24 +31,26 @@ final class Charts {
     }
     List<String> series = new ArrayList<>();
     double[][] values = new double[HotPath.IMPLS.size()][groups.size()];
-    double[][] errors = new double[HotPath.IMPLS.size()][groups.size()];
+    double[][] lows = new double[HotPath.IMPLS.size()][groups.size()];
+    double[][] highs = new double[HotPath.IMPLS.size()][groups.size()];
     for (int s = 0; s < HotPath.IMPLS.size(); s++) {
       String impl = HotPath.IMPLS.get(s);
       series.add(HotPath.displayName(impl));
       for (int g = 0; g < shapes.size(); g++) {
         var f = r.hot(impl, shapes.get(g)[0], Integer.parseInt(shapes.get(g)[1]));
         values[s][g] = f.map(HotPath.Figure::score).orElse(Double.NaN);
-        errors[s][g] = f.map(HotPath.Figure::error).orElse(0.0);
+        lows[s][g] = f.map(HotPath.Figure::low).orElse(Double.NaN);
+        highs[s][g] = f.map(HotPath.Figure::high).orElse(Double.NaN);
       }
     }
     BarChart chart =
         new BarChart(
-            "Hot path, 64 resident models: ModelKeeper lease + close vs. baseline lookups (higher is better; whiskers: 99.9% CI)",
+            "Hot path, 64 resident models: ModelKeeper lease + close vs. baseline lookups (medians, higher is better; whiskers: 99% CI)",
             "million operations per second",
             groups,
             series,
             values,
-            errors,
+            new double[][][] {lows, highs},
             null);
     write(file, 1400, 620, (g, w, h) -> chart.draw(g, new Rectangle(0, 0, w, h)));
   }

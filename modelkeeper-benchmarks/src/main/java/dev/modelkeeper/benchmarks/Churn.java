@@ -29,7 +29,9 @@ final class Churn {
 
   /**
    * What one design did in the measured window. {@code good} requests got a model, worked on it and
-   * it was not cleared meanwhile; latency percentiles are over those, in nanoseconds.
+   * it was not cleared meanwhile; latency percentiles are over those, in nanoseconds. {@code maxLive}
+   * and {@code meanLive} count model instances that existed (constructed, not cleared): the peak,
+   * and the average sampled every millisecond.
    */
   record Result(
       String design,
@@ -42,6 +44,7 @@ final class Churn {
       long evictions,
       long duplicateConstructors,
       int maxLive,
+      double meanLive,
       long p50,
       long p95,
       long p99,
@@ -51,6 +54,9 @@ final class Churn {
       return good / seconds;
     }
   }
+
+  /** How often the harness samples the number of live models (for their time average). */
+  private static final long SAMPLE_NANOS = 1_000_000;
 
   private Churn() {}
 
@@ -101,7 +107,13 @@ final class Churn {
     workers.forEach(Thread::start);
     FakeWorld.sleepNanos(measureFrom - System.nanoTime());
     FakeWorld.Counters before = world.counters();
-    FakeWorld.sleepNanos(end - System.nanoTime());
+    long liveSum = 0;
+    long liveSamples = 0;
+    for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
+      liveSum += world.live();
+      liveSamples++;
+      FakeWorld.sleepNanos(Math.min(SAMPLE_NANOS, end - now));
+    }
     FakeWorld.Counters window = world.counters().minus(before);
     for (Thread w : workers) {
       w.join(120_000);
@@ -121,6 +133,7 @@ final class Churn {
         window.clears(),
         window.duplicateConstructors(),
         window.maxLive(),
+        liveSamples == 0 ? 0 : (double) liveSum / liveSamples,
         Latencies.percentile(sorted, 50),
         Latencies.percentile(sorted, 95),
         Latencies.percentile(sorted, 99),

@@ -64,6 +64,11 @@ final class FakeWorld implements ModelRegistry {
     }
   }
 
+  /** Model instances that exist now (constructed and not yet cleared). */
+  int live() {
+    return live.get();
+  }
+
   void cleared() {
     clears.increment();
     live.decrementAndGet();

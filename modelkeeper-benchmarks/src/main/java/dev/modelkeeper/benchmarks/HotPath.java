@@ -15,7 +15,6 @@ import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
-import org.openjdk.jmh.util.ListStatistics;
 
 /**
  * Runs {@link HotPathBenchmark} through the JMH runner, once per thread count, and returns its
@@ -34,8 +33,14 @@ final class HotPath {
    */
   static final String[] JVM_ARGS = {"-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch"};
 
-  /** One JMH figure: throughput in operations per microsecond (= millions per second) and its 99.9% error. */
-  record Figure(String impl, String keys, int threads, double score, double error) {}
+  /**
+   * One figure: the median throughput of all measured iterations in operations per microsecond (=
+   * millions per second), and a 99% confidence interval of that median.
+   */
+  record Figure(String impl, String keys, int threads, double score, double low, double high, int samples) {}
+
+  /** The confidence of the interval around each median. */
+  static final double CONFIDENCE = 0.99;
 
   /** How long JMH measures each configuration: {@code forks} rounds of one fork each. */
   record Plan(int forks, int warmups, TimeValue warmupTime, int iterations, TimeValue iterationTime) {
@@ -71,12 +76,12 @@ final class HotPath {
    * Runs every implementation and key shape at each of {@code threadCounts}. The forks are
    * interleaved: each round runs one fork of every configuration, in a rotated order, so that a
    * burst of background load on this shared machine hits every implementation alike; the figure of
-   * a configuration is the mean of all its measured iterations with JMH's 99.9% error. JMH's log
-   * goes to files next to {@code log}.
+   * a configuration is the median of all its measured iterations with a 99% interval (see {@link
+   * Stats}). JMH's log goes to files next to {@code log}.
    */
   static List<Figure> run(Plan plan, List<Integer> threadCounts, List<String> impls, Path log)
       throws RunnerException {
-    Map<String, ListStatistics> stats = new LinkedHashMap<>();
+    Map<String, List<Double>> stats = new LinkedHashMap<>();
     int configs = 2 * impls.size() * threadCounts.size();
     System.out.printf(
         "hot path: %d configurations x %d rounds, about %.0f s (JMH log: %s.*)%n",
@@ -102,10 +107,10 @@ final class HotPath {
                   .output(log + ".round" + (round + 1) + "." + impl + "." + threads + "t.txt");
           for (RunResult r : new Runner(options.build()).run()) {
             String key = impl + "/" + r.getParams().getParam("keys") + "/" + threads;
-            ListStatistics s = stats.computeIfAbsent(key, k -> new ListStatistics());
+            List<Double> s = stats.computeIfAbsent(key, k -> new ArrayList<>());
             for (BenchmarkResult b : r.getBenchmarkResults()) {
               for (IterationResult i : b.getIterationResults()) {
-                s.addValue(i.getPrimaryResult().getScore());
+                s.add(i.getPrimaryResult().getScore());
               }
             }
             System.out.printf(
@@ -121,8 +126,8 @@ final class HotPath {
     stats.forEach(
         (key, s) -> {
           String[] k = key.split("/");
-          double error = s.getN() > 2 ? s.getMeanErrorAt(0.999) : 0;
-          out.add(new Figure(k[0], k[1], Integer.parseInt(k[2]), s.getMean(), Double.isNaN(error) ? 0 : error));
+          double[] m = Stats.medianWithInterval(s.stream().mapToDouble(Double::doubleValue).toArray(), CONFIDENCE);
+          out.add(new Figure(k[0], k[1], Integer.parseInt(k[2]), m[0], m[1], m[2], s.size()));
         });
     return out;
   }

@@ -59,7 +59,7 @@ final class Report {
     b.append(
         "Each target compares ModelKeeper with a baseline measured in the same run. Hot-path figures "
             + "use ModelKeeper's full stack (`WithFixedSizeCache` over `BaseModelManager`); the ratio "
-            + "range in brackets comes from JMH's 99.9% confidence intervals of both figures. "
+            + "range in brackets comes from the 99% confidence intervals of both medians. "
             + "\"within error\" marks a verdict that the intervals do not settle.\n\n");
     table(
         b,
@@ -165,7 +165,17 @@ final class Report {
         out.add(
             new Check(
                 "Churn, " + threads + " threads: throughput ≥ 1.0x Caffeine",
-                String.format(Locale.ROOT, "%.0f vs %.0f good requests/s = %.2fx", m.throughput(), caf.get().throughput(), ratio),
+                String.format(
+                    Locale.ROOT,
+                    "%.0f vs %.0f good requests/s = %.2fx (loads per request %.2f vs %.2f; models live on average %.2f vs %.2f, budget %d)",
+                    m.throughput(),
+                    caf.get().throughput(),
+                    ratio,
+                    loadsPerRequest(m),
+                    loadsPerRequest(caf.get()),
+                    m.meanLive(),
+                    caf.get().meanLive(),
+                    r.settings().churn().budget()),
                 ratio >= 1.0 ? "met" : "**not met**"));
       }
     }
@@ -188,12 +198,9 @@ final class Report {
     return new Check(target, ratioText(q) + String.format(Locale.ROOT, " (%.1f vs %.1f M/s)", a.get().score(), b.get().score()), verdict);
   }
 
-  /** {point, low, high} of a/b from the two figures and their error half-widths. */
+  /** {point, low, high} of a/b from the two medians and their intervals. */
   static double[] ratio(HotPath.Figure a, HotPath.Figure b) {
-    double point = a.score() / b.score();
-    double low = Math.max(0, a.score() - a.error()) / (b.score() + b.error());
-    double high = b.score() - b.error() > 0 ? (a.score() + a.error()) / (b.score() - b.error()) : Double.POSITIVE_INFINITY;
-    return new double[] {point, low, high};
+    return new double[] {a.score() / b.score(), a.low() / b.high(), a.high() / b.low()};
   }
 
   static String ratioText(double[] q) {
@@ -208,7 +215,10 @@ final class Report {
     }
     b.append("\n## Hot path\n\n");
     b.append(
-        "Throughput in millions of operations per second (JMH, ± the 99.9% confidence half-width). "
+        "Throughput in millions of operations per second: the median of every measured JMH iteration of the configuration "
+            + "(" + r.hot().get(0).samples() + " per configuration), in brackets a distribution-free 99% confidence interval of "
+            + "that median. Medians rather than means because background load on this shared machine only ever slows an "
+            + "iteration down. "
             + "ModelKeeper's operation is a lease and its release, "
             + "`try (ModelLease l = manager.acquire(id, null)) { blackhole.consume(l.model()); }`; "
             + "the baselines' is one lookup. All five hold the same 64 resident models; every thread "
@@ -222,7 +232,7 @@ final class Report {
       for (int threads : r.settings().hotThreads()) {
         List<String> row = new ArrayList<>(List.of(keyWords(keys), String.valueOf(threads)));
         for (String impl : HotPath.IMPLS) {
-          row.add(r.hot(impl, keys, threads).map(f -> String.format(Locale.ROOT, "%.1f ± %.1f", f.score(), f.error())).orElse("–"));
+          row.add(r.hot(impl, keys, threads).map(f -> String.format(Locale.ROOT, "%.1f [%.1f–%.1f]", f.score(), f.low(), f.high())).orElse("–"));
         }
         rows.add(row);
       }
@@ -350,7 +360,9 @@ final class Report {
                 + "meanwhile; throughput and latency percentiles count good requests only. *Failed* requests threw (no retries). "
                 + "*Cleared in use* counts requests whose model was cleared (`clearCache()`) while they used it. *Duplicate "
                 + "constructors* counts constructor calls that started while another constructor of the same model ran. *Peak live* "
-                + "is the most model instances that existed at once (constructed and not cleared; budget %d).%n%n",
+                + "is the most model instances that existed at once (constructed and not cleared; budget %d), *mean live* their "
+            + "average over the window (sampled every millisecond): a design that exceeds its budget keeps more models warm "
+            + "and so needs fewer loads per request.%n%n",
             c.models(),
             c.budget(),
             c.loadMillis(),
@@ -392,12 +404,14 @@ final class Report {
                 String.valueOf(x.loads()),
                 String.valueOf(x.evictions()),
                 String.valueOf(x.duplicateConstructors()),
-                String.valueOf(x.maxLive())));
+                String.valueOf(x.maxLive()),
+                String.format(Locale.ROOT, "%.2f", x.meanLive()),
+                String.format(Locale.ROOT, "%.2f", loadsPerRequest(x))));
       }
     }
     table(
         b,
-        List.of("Design", "Threads", "Good req/s", "÷ Caffeine", "p50 (ms)", "p95 (ms)", "p99 (ms)", "Failed", "Cleared in use", "Loads", "Evictions", "Duplicate constructors", "Peak live"),
+        List.of("Design", "Threads", "Good req/s", "÷ Caffeine", "p50 (ms)", "p95 (ms)", "p99 (ms)", "Failed", "Cleared in use", "Loads", "Evictions", "Duplicate constructors", "Peak live", "Mean live", "Loads per request"),
         rows);
     b.append("\n![Churn throughput and p99 latency](").append(Charts.CHURN_PNG).append(")\n");
   }
@@ -412,6 +426,10 @@ final class Report {
     b.append("- The cold-load and churn harnesses are plain Java with sleep-based fake models, so they measure coordination, not the CPU.\n");
     b.append("- The machine is shared and has 2 cores: figures move between runs by several percent; trust the ratios of one run, ")
         .append("and the confidence ranges, over single numbers.\n");
+    b.append("- `scripts/bench.sh` runs the benchmark JVMs at `nice -n -10` where it may (as root), so that other work on the ")
+        .append("machine disturbs them less; the share of the CPUs that other processes still took is listed under Run.\n");
+    b.append("- `java -jar modelkeeper-benchmarks/target/benchmarks.jar diagnose` takes the lease apart (map read, lease-word CAS, ")
+        .append("ticker read and recency write, lease allocation) on replica structures, to show where a lease's time goes.\n");
     b.append("- Reproduce only a part: `java -jar modelkeeper-benchmarks/target/benchmarks.jar hotpath|stampede|parallel|churn` prints ")
         .append("its tables without touching this file; `quick` runs everything briefly into `modelkeeper-benchmarks/target/bench-quick/`.\n");
   }
@@ -435,6 +453,10 @@ final class Report {
     long n = rs.stream().mapToLong(ColdLoads.Round::failures).sum();
     String first = rs.stream().map(ColdLoads.Round::firstFailure).filter(x -> x != null).findFirst().orElse(null);
     return n + (first == null ? "" : " (" + first.replace('|', '/') + ")");
+  }
+
+  private static double loadsPerRequest(Churn.Result x) {
+    return x.loads() / (double) Math.max(1, x.good() + x.failed() + x.clearedInUse());
   }
 
   private static String keyWords(String keys) {

@@ -24,7 +24,7 @@ record Settings(
       new Settings(
           "full",
           new HotPath.Plan(
-              3, 2, TimeValue.milliseconds(500), 4, TimeValue.seconds(1)),
+              3, 2, TimeValue.milliseconds(500), 8, TimeValue.milliseconds(500)),
           List.of(1, 2),
           1_000,
           200,

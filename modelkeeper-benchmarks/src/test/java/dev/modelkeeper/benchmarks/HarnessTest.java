@@ -68,11 +68,36 @@ class HarnessTest {
   }
 
   @Test
-  void ratio_rangeComesFromBothErrors() {
-    double[] q = Report.ratio(new HotPath.Figure("a", "zipf", 2, 20, 2), new HotPath.Figure("b", "zipf", 2, 10, 1));
+  void ratio_rangeComesFromBothIntervals() {
+    double[] q =
+        Report.ratio(
+            new HotPath.Figure("a", "zipf", 2, 20, 18, 22, 24), new HotPath.Figure("b", "zipf", 2, 10, 9, 11, 24));
     assertThat(q[0]).isCloseTo(2.0, within(1e-9));
     assertThat(q[1]).isCloseTo(18.0 / 11, within(1e-9));
     assertThat(q[2]).isCloseTo(22.0 / 9, within(1e-9));
+  }
+
+  @Test
+  void medianInterval_usesOrderStatistics() {
+    double[] values = new double[24];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = 24 - i; // 24 .. 1, unsorted on purpose
+    }
+    double[] m = Stats.medianWithInterval(values, 0.99);
+    assertThat(m[0]).isEqualTo(12.5);
+    // n = 24 at 99%: the interval runs from the 6th to the 19th smallest value
+    assertThat(m[1]).isEqualTo(6);
+    assertThat(m[2]).isEqualTo(19);
+    assertThat(Stats.medianWithInterval(new double[] {5, 1, 3}, 0.99)).containsExactly(3, 1, 5);
+  }
+
+  @Test
+  void binomialHalf_sumsToOne() {
+    double sum = 0;
+    for (int j = 0; j <= 24; j++) {
+      sum += Stats.binomialHalf(24, j);
+    }
+    assertThat(sum).isCloseTo(1.0, within(1e-12));
   }
 
   @Test
