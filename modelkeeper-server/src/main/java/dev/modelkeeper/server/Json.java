@@ -103,7 +103,7 @@ final class Json {
     return out.toByteArray();
   }
 
-  /** Writes one document to a generator. */
+  /** Writes one document to a generator; called once, on the thread that encodes. */
   @FunctionalInterface
   interface GeneratorBody {
     void write(JsonGenerator g) throws IOException;

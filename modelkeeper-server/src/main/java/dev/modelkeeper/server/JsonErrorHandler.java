@@ -1,7 +1,6 @@
 package dev.modelkeeper.server;
 
 import java.nio.ByteBuffer;
-import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Request;
@@ -27,12 +26,6 @@ final class JsonErrorHandler extends ErrorHandler {
       Request request, Response response, int code, String message, Throwable cause, Callback callback) {
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, HttpResult.JSON);
     response.write(true, ByteBuffer.wrap(json.error(text(code, message))), callback);
-  }
-
-  @Override
-  public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
-    fields.put(HttpHeader.CONTENT_TYPE, HttpResult.JSON);
-    return ByteBuffer.wrap(json.error(text(status, reason)));
   }
 
   private static String text(int code, String message) {

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class RequestRunner {
 
-  /** An action whose result is the whole response. */
+  /** An action whose result is the whole response; runs once, on a worker thread. */
   @FunctionalInterface
   interface Action {
     HttpResult run() throws Exception;

@@ -6,7 +6,7 @@ package dev.modelkeeper.server;
  */
 final class ServerState {
 
-  /** The phases, in order; a server never goes back. */
+  /** The phases, in order; a server never goes back. Immutable and thread-safe. */
   enum Phase {
     STARTING,
     READY,

@@ -14,7 +14,7 @@ import java.util.List;
 public final class ReadmeExamples {
 
   /**
-   * One fenced block.
+   * One fenced block. Immutable and thread-safe.
    *
    * @param language the info string after the opening fence, e.g. {@code sh} or {@code json}
    * @param text the block's lines, without the fences and without the list indentation
@@ -22,7 +22,7 @@ public final class ReadmeExamples {
   public record Block(String language, String text) {}
 
   /**
-   * A documented command and the output the README shows for it.
+   * A documented command and the output the README shows for it. Immutable and thread-safe.
    *
    * @param command the shell command
    * @param language the output block's language ({@code json} or {@code text})

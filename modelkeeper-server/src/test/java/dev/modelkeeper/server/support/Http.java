@@ -95,7 +95,7 @@ public final class Http {
   }
 
   /**
-   * One response.
+   * One response. Immutable and thread-safe.
    *
    * @param status the status code
    * @param body the body text
