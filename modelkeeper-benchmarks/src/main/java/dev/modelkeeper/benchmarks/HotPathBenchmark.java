@@ -23,8 +23,8 @@ import org.openjdk.jmh.infra.ThreadParams;
 
 /**
  * The hot path: look up (and for ModelKeeper lease and release) one of {@value #MODELS} resident
- * models, against the baselines. Each structure is shared by the benchmark threads (it is what is
- * measured); JMH confines each {@link Keys} to one thread.
+ * models, against the baselines. Thread-safe: every structure is shared by the benchmark threads
+ * (that sharing is what is measured), while JMH confines each {@link Keys} to one thread.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -80,7 +80,7 @@ public class HotPathBenchmark {
     }
   }
 
-  /** One benchmark thread's keys: a constant, or its own Zipf sequence. Confined to that thread. */
+  /** One benchmark thread's keys: a constant, or its own Zipf sequence. Not thread-safe: JMH confines it to one thread. */
   @State(Scope.Thread)
   public static class Keys {
 
