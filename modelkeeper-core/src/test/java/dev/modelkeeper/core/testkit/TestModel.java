@@ -20,6 +20,8 @@ public final class TestModel implements Model {
   private volatile RuntimeException clearFailure;
   private volatile Gate clearGate;
   private volatile java.util.function.BooleanSupplier randomClearFailure = () -> false;
+  private final AtomicInteger failingClears = new AtomicInteger();
+  private volatile Runnable duringClear = () -> {};
 
   public TestModel(String id, String requestedId, long size, LifecycleMonitor monitor) {
     this.id = id;
@@ -49,10 +51,15 @@ public final class TestModel implements Model {
       if (f != null) {
         throw f;
       }
+      duringClear.run();
+      if (failingClears.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        throw new IllegalStateException("injected failure of a first clearCache() of '" + id + "'");
+      }
       if (randomClearFailure.getAsBoolean()) {
         throw new IllegalStateException("injected clearCache() failure of '" + id + "'");
       }
       clears.incrementAndGet();
+      monitor.died(size);
     } finally {
       monitor.exit(id);
     }
@@ -93,6 +100,18 @@ public final class TestModel implements Model {
   /** Makes clearCache() fail whenever {@code fails} says so. */
   public TestModel failClearWhen(java.util.function.BooleanSupplier fails) {
     this.randomClearFailure = fails;
+    return this;
+  }
+
+  /** Makes the next {@code n} clearCache() calls throw. */
+  public TestModel failNextClears(int n) {
+    this.failingClears.set(n);
+    return this;
+  }
+
+  /** Runs inside every clearCache() (after the overlap check), e.g. to add latency. */
+  public TestModel duringClear(Runnable action) {
+    this.duringClear = action;
     return this;
   }
 

@@ -29,6 +29,8 @@ public final class TestRegistry implements ModelRegistry {
   private volatile BooleanSupplier randomLoadFailure = () -> false;
   private volatile BooleanSupplier randomClearFailure = () -> false;
   private volatile Runnable duringLoad = () -> {};
+  private volatile Runnable duringClear = () -> {};
+  private final Map<String, Integer> failingClears = new ConcurrentHashMap<>();
 
   public static TestRegistry of(String... ids) {
     TestRegistry r = new TestRegistry();
@@ -60,6 +62,9 @@ public final class TestRegistry implements ModelRegistry {
 
   private TestModel construct(String id, String modelId) throws Exception {
     monitor.enter(id, "constructor");
+    long size = actualSizes.getOrDefault(id, sizes.getOrDefault(id, -1L));
+    monitor.born(size);
+    boolean built = false;
     try {
       constructions.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
       requested.add(modelId);
@@ -75,11 +80,18 @@ public final class TestRegistry implements ModelRegistry {
       if (randomLoadFailure.getAsBoolean()) {
         throw new Exception("injected random constructor failure of '" + id + "'");
       }
-      long size = actualSizes.getOrDefault(id, sizes.getOrDefault(id, -1L));
-      TestModel m = new TestModel(id, modelId, size, monitor).failClearWhen(randomClearFailure);
+      TestModel m =
+          new TestModel(id, modelId, size, monitor)
+              .failClearWhen(randomClearFailure)
+              .failNextClears(failingClears.getOrDefault(id, 0))
+              .duringClear(duringClear);
       created.add(m);
+      built = true;
       return m;
     } finally {
+      if (!built) {
+        monitor.died(size);
+      }
       monitor.exit(id);
     }
   }
@@ -122,6 +134,18 @@ public final class TestRegistry implements ModelRegistry {
   /** Runs inside every constructor (after the overlap check), e.g. to add latency. */
   public TestRegistry duringLoad(Runnable action) {
     this.duringLoad = action;
+    return this;
+  }
+
+  /** Runs inside every clearCache() of the models built from now on, e.g. to add latency. */
+  public TestRegistry duringClear(Runnable action) {
+    this.duringClear = action;
+    return this;
+  }
+
+  /** Every model of {@code id} built from now on fails its first {@code n} clearCache() calls. */
+  public TestRegistry failFirstClears(String id, int n) {
+    failingClears.put(id, n);
     return this;
   }
 
