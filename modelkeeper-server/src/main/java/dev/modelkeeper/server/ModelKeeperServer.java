@@ -124,16 +124,16 @@ public final class ModelKeeperServer implements AutoCloseable {
                           ctx.statusCode(),
                           (long) (millis * 1_000_000L)));
               c.routes.before(requestIds::assign);
-              if (auth != null) {
-                c.routes.before("/model/*", auth::check);
-                c.routes.before("/v2/repository/*", auth::check);
-              }
               c.routes.exception(
                   HttpResponseException.class,
                   (e, ctx) -> errors.toResult(e, RequestIds.of(ctx)).writeTo(ctx));
               c.routes.exception(
                   Exception.class, (e, ctx) -> errors.toResult(e, RequestIds.of(ctx)).writeTo(ctx));
               Routes routes = new Routes(c.routes);
+              if (auth != null) {
+                routes.filter("/model/*", auth::check);
+                routes.filter("/v2/repository/*", auth::check);
+              }
               oip.register(routes);
               repository.register(routes);
               management.register(routes);

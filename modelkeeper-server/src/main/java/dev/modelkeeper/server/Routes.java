@@ -5,8 +5,9 @@ import io.javalin.http.Context;
 import io.javalin.http.Handler;
 
 /**
- * Registers handlers and tags each request with its route template, which metrics use as a
- * bounded label. Used only while the server is configured, on one thread; not thread-safe.
+ * Registers handlers, and tags every request that matched a route with the route's template
+ * (before any filter runs), which metrics use as a bounded label. Used only while the server is
+ * configured, on one thread; not thread-safe.
  */
 final class Routes {
 
@@ -17,26 +18,26 @@ final class Routes {
 
   Routes(RoutesConfig routes) {
     this.routes = routes;
+    routes.beforeMatched(
+        ctx -> {
+          io.javalin.router.Endpoint matched = ctx.endpoints().matchedHttpEndpoint();
+          if (matched != null) {
+            ctx.attribute(ATTRIBUTE, matched.path);
+          }
+        });
   }
 
   void get(String path, Handler handler) {
-    routes.get(path, tagged(path, handler));
+    routes.get(path, handler);
   }
 
   void post(String path, Handler handler) {
-    routes.post(path, tagged(path, handler));
+    routes.post(path, handler);
   }
 
-  /** Runs {@code handler} before every request whose path matches {@code pathPattern}. */
-  void before(String pathPattern, Handler handler) {
-    routes.before(pathPattern, handler);
-  }
-
-  private static Handler tagged(String path, Handler handler) {
-    return ctx -> {
-      ctx.attribute(ATTRIBUTE, path);
-      handler.handle(ctx);
-    };
+  /** Runs {@code filter} before matched requests whose path matches {@code pathPattern}. */
+  void filter(String pathPattern, Handler filter) {
+    routes.beforeMatched(pathPattern, filter);
   }
 
   /** The route template that answered {@code ctx}, or {@value #UNMATCHED}. */

@@ -48,6 +48,9 @@ class AuthTest {
       assertThat(wrong.status()).isEqualTo(401);
       assertThat(wrong.error()).contains("not valid");
       assertThat(server.manager().keys()).isEmpty();
+      assertThat(http.get("/model/nothing-here").status()).isEqualTo(404);
+      assertThat(http.get("/metrics").body())
+          .contains("modelkeeper_http_requests_total{method=\"GET\",route=\"/model/registry\",status=\"401\"} 2.0");
     }
   }
 
