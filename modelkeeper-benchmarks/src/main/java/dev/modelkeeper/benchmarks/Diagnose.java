@@ -19,17 +19,20 @@ final class Diagnose {
 
   static void run(Path logs) throws Exception {
     for (int threads : List.of(1, 2)) {
+      // one thread: the per-call cost of each ingredient (Zipf keys); two: also the same-key contention
+      String[] keys = threads == 1 ? new String[] {"zipf"} : new String[] {"same", "zipf"};
       Collection<RunResult> results =
           new Runner(
                   new OptionsBuilder()
                       .include(LeaseCostBenchmark.class.getName() + "\\..*")
                       .include(HotPathBenchmark.class.getName() + "\\.(modelKeeperBase|caffeine)$")
+                      .param("keys", keys)
                       .threads(threads)
                       .forks(1)
                       .warmupIterations(2)
-                      .warmupTime(TimeValue.seconds(1))
-                      .measurementIterations(3)
-                      .measurementTime(TimeValue.seconds(1))
+                      .warmupTime(TimeValue.milliseconds(500))
+                      .measurementIterations(4)
+                      .measurementTime(TimeValue.milliseconds(500))
                       .jvmArgsAppend(HotPath.JVM_ARGS)
                       .output(logs.resolve("diagnose." + threads + "t.txt").toString())
                       .build())
