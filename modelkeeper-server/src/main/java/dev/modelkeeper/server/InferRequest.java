@@ -1,6 +1,8 @@
 package dev.modelkeeper.server;
 
 import dev.modelkeeper.onnx.Tensor;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -14,7 +16,7 @@ import java.util.Set;
 record InferRequest(String id, Map<String, Tensor> inputs, Set<String> outputs) {
 
   InferRequest {
-    inputs = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(inputs));
+    inputs = Collections.unmodifiableMap(new LinkedHashMap<>(inputs));
     outputs = Set.copyOf(outputs);
   }
 }

@@ -82,7 +82,7 @@ public final class ModelKeeperServer implements AutoCloseable {
       manager.pin(startupModels.get(pin).key());
     }
     this.runner = new RequestRunner(config.workerThreads(), config.requestTimeout(), errors);
-    TensorCodec codec = new TensorCodec(json);
+    TensorCodec codec = new TensorCodec();
     RequestIds requestIds = new RequestIds();
     BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
     OipRoutes oip =

@@ -30,6 +30,7 @@ final class OipRoutes {
   private final ModelEvents events;
   private final ServerMetrics metrics;
   private final TensorCodec codec;
+  private final InferResponses responses;
   private final Json json;
   private final RequestRunner runner;
   private final ServerState state;
@@ -48,6 +49,7 @@ final class OipRoutes {
     this.events = events;
     this.metrics = metrics;
     this.codec = codec;
+    this.responses = new InferResponses(json);
     this.json = json;
     this.runner = runner;
     this.state = state;
@@ -110,7 +112,7 @@ final class OipRoutes {
           }
           List<String> versions =
               version != null || t.alias() != null ? List.of(t.version()) : resolver.versions(name);
-          return HttpResult.json(200, codec.metadata(name, versions, md));
+          return HttpResult.json(200, responses.metadata(name, versions, md));
         });
   }
 
@@ -155,7 +157,7 @@ final class OipRoutes {
             loadedVersion = model.metadata().version();
           }
           return HttpResult.json(
-              200, codec.inferResponse(name, loadedVersion, request.id(), outputs));
+              200, responses.inferResponse(name, loadedVersion, request.id(), outputs));
         });
   }
 

@@ -1,23 +1,18 @@
 package dev.modelkeeper.server;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.InvalidInputException;
-import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.Tensor;
-import dev.modelkeeper.onnx.TensorSpec;
-import java.io.IOException;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * Reads Open Inference Protocol inference requests into {@link Tensor}s and writes responses and
- * model metadata. Stateless apart from the shared {@link Json}, and thread-safe.
+ * Reads Open Inference Protocol inference requests into {@link Tensor}s ({@link InferResponses}
+ * writes the answers). Stateless and thread-safe.
  *
  * <p>Tensor {@code data} may be flat (row-major) or nested; nested data must follow the declared
  * shape level by level. Every element is checked against the datatype (integers within range,
@@ -29,12 +24,6 @@ final class TensorCodec {
 
   /** More dimensions than any model here takes; a bound on work done for hostile shapes. */
   static final int MAX_RANK = 32;
-
-  private final Json json;
-
-  TensorCodec(Json json) {
-    this.json = json;
-  }
 
   // ------------------------------------------------------------------------ requests
 
@@ -280,145 +269,5 @@ final class TensorCodec {
     return new InvalidInputException(
         "input '" + name + "' element " + i + " is " + value + ", outside the " + dt + " range ["
             + min + ", " + max + "]");
-  }
-
-  // ------------------------------------------------------------------------ responses
-
-  /** The inference response: model name and version, the echoed id, and the outputs in order. */
-  byte[] inferResponse(String modelName, String version, String id, Map<String, Tensor> outputs) {
-    return json.stream(
-        g -> {
-          g.writeStartObject();
-          g.writeStringField("model_name", modelName);
-          g.writeStringField("model_version", version);
-          if (id != null) {
-            g.writeStringField("id", id);
-          }
-          g.writeArrayFieldStart("outputs");
-          for (Tensor t : outputs.values()) {
-            writeTensor(g, t);
-          }
-          g.writeEndArray();
-          g.writeEndObject();
-        });
-  }
-
-  private static void writeTensor(JsonGenerator g, Tensor t) throws IOException {
-    g.writeStartObject();
-    g.writeStringField("name", t.name());
-    g.writeStringField("datatype", t.datatype().oipName());
-    g.writeArrayFieldStart("shape");
-    for (long d : t.shape()) {
-      g.writeNumber(d);
-    }
-    g.writeEndArray();
-    g.writeArrayFieldStart("data");
-    writeData(g, t);
-    g.writeEndArray();
-    g.writeEndObject();
-  }
-
-  private static void writeData(JsonGenerator g, Tensor t) throws IOException {
-    switch (t.datatype()) {
-      case FP32:
-        for (float f : t.floats()) {
-          g.writeNumber(f);
-        }
-        break;
-      case FP64:
-        for (double d : t.doubles()) {
-          g.writeNumber(d);
-        }
-        break;
-      case INT8:
-        for (byte b : t.bytes()) {
-          g.writeNumber(b);
-        }
-        break;
-      case UINT8:
-        for (byte b : t.bytes()) {
-          g.writeNumber(Byte.toUnsignedInt(b));
-        }
-        break;
-      case INT16:
-        for (short s : t.shorts()) {
-          g.writeNumber(s);
-        }
-        break;
-      case INT32:
-        for (int v : t.ints()) {
-          g.writeNumber(v);
-        }
-        break;
-      case INT64:
-        for (long v : t.longs()) {
-          g.writeNumber(v);
-        }
-        break;
-      case BOOL:
-        for (boolean b : t.booleans()) {
-          g.writeBoolean(b);
-        }
-        break;
-      case BYTES:
-        for (String s : t.strings()) {
-          g.writeString(s);
-        }
-        break;
-      default:
-        throw new IllegalStateException("cannot write datatype " + t.datatype());
-    }
-  }
-
-  /** The model metadata response of the Open Inference Protocol. */
-  byte[] metadata(String name, List<String> versions, ModelMetadata md) {
-    return json.stream(
-        g -> {
-          g.writeStartObject();
-          g.writeStringField("name", name);
-          g.writeArrayFieldStart("versions");
-          for (String v : versions) {
-            g.writeString(v);
-          }
-          g.writeEndArray();
-          g.writeStringField("platform", md.platform());
-          g.writeArrayFieldStart("inputs");
-          for (TensorSpec s : md.inputs()) {
-            writeSpec(g, s);
-          }
-          g.writeEndArray();
-          g.writeArrayFieldStart("outputs");
-          for (TensorSpec s : md.outputs()) {
-            writeSpec(g, s);
-          }
-          g.writeEndArray();
-          if (!md.description().isEmpty() || !md.labels().isEmpty()) {
-            g.writeObjectFieldStart("parameters");
-            if (!md.description().isEmpty()) {
-              g.writeStringField("description", md.description());
-            }
-            if (!md.labels().isEmpty()) {
-              g.writeArrayFieldStart("labels");
-              for (String l : md.labels()) {
-                g.writeString(l);
-              }
-              g.writeEndArray();
-            }
-            g.writeEndObject();
-          }
-          g.writeEndObject();
-        });
-  }
-
-  private static void writeSpec(JsonGenerator g, TensorSpec s) throws IOException {
-    g.writeStartObject();
-    g.writeStringField("name", s.name());
-    g.writeStringField("datatype", s.datatype().oipName());
-    g.writeArrayFieldStart("shape");
-    for (Long d : s.shape()) {
-      g.writeNumber(d);
-    }
-    g.writeEndArray();
-    g.writeEndObject();
   }
 }

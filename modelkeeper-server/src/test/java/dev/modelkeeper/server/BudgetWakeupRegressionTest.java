@@ -50,7 +50,7 @@ class BudgetWakeupRegressionTest {
         };
     WithFixedSizeCache cache =
         new WithFixedSizeCache(
-            observed, CacheOptions.builder(1).capacityTimeout(Duration.ofSeconds(3)).build());
+            observed, CacheOptions.builder(1).capacityTimeout(Duration.ofSeconds(20)).build());
     Gate afterLoaded = new Gate();
     cache.addListener(
         new LifecycleListener() {
@@ -81,7 +81,7 @@ class BudgetWakeupRegressionTest {
     assertThat(busySeen.await(10, TimeUnit.SECONDS)).isTrue();
     afterLoaded.open();
     loadY.get(10, TimeUnit.SECONDS);
-    assertThat(loadX.get(10, TimeUnit.SECONDS)).as("the waiting load got room").isTrue();
+    assertThat(loadX.get(30, TimeUnit.SECONDS)).as("the waiting load got room").isTrue();
     assertThat(cache.keys()).hasSize(1);
   }
 }
