@@ -25,6 +25,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -73,7 +74,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <h2>Hot path</h2>
  *
  * Leasing a READY model is a {@code ConcurrentHashMap.get}, one CAS on the entry's lease word, a
- * recency write and the lease allocation; closing it is one atomic decrement.
+ * read of the recency clock (advanced only when the model was not already the most recent) and
+ * the lease allocation; closing it is one CAS on the lease and one atomic decrement.
  */
 public class BaseModelManager implements ModelManager {
 
@@ -89,6 +91,12 @@ public class BaseModelManager implements ModelManager {
   private final Executor executor;
 
   private final ConcurrentHashMap<String, LifecycleEntry> entries = new ConcurrentHashMap<>();
+
+  /**
+   * The recency clock: a logical time that moves only when a model other than the most recently
+   * used one is touched. Touching the most recently used model again reads it and writes nothing.
+   */
+  private final AtomicLong recency = new AtomicLong();
   private final List<LifecycleListener> listeners = new CopyOnWriteArrayList<>();
 
   private final LongAdder loads = new LongAdder();
@@ -138,7 +146,7 @@ public class BaseModelManager implements ModelManager {
     e.model = Objects.requireNonNull(model, "model of " + id);
     e.requestedId = id;
     e.sizeBytes = model.sizeBytes();
-    e.lastUsed = ticker.read();
+    e.lastUsed = recency.incrementAndGet();
     e.phase = READY;
     e.openLeases();
     entries.put(id, e);
@@ -189,10 +197,17 @@ public class BaseModelManager implements ModelManager {
   }
 
   private Lease lease(LifecycleEntry e) {
-    e.lastUsed = ticker.read();
+    touch(e);
     Lease lease = new Lease(this, e, e.model);
     leaks.opened(lease);
     return lease;
+  }
+
+  /** Records a use of {@code e}: exact LRU order, and no shared write when {@code e} is already the most recent. */
+  private void touch(LifecycleEntry e) {
+    if (e.lastUsed != recency.get()) {
+      e.lastUsed = recency.incrementAndGet();
+    }
   }
 
   /** Called once per lease by {@link Lease#close()}. */
@@ -248,7 +263,7 @@ public class BaseModelManager implements ModelManager {
           ModelState phase = e.phase;
           if (phase == READY) {
             if (!wantLease) {
-              e.lastUsed = ticker.read();
+              touch(e);
               return null;
             }
             if (!e.tryLease()) {
@@ -329,7 +344,7 @@ public class BaseModelManager implements ModelManager {
         e.requestedId = modelId;
         e.sizeBytes = size;
         e.loadNanos = took;
-        e.lastUsed = ticker.read();
+        e.lastUsed = recency.incrementAndGet();
         done = e.end(READY);
         e.openLeases();
       } else {

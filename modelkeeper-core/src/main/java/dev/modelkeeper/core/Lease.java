@@ -1,12 +1,20 @@
 package dev.modelkeeper.core;
 
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /** The lease handle of {@link BaseModelManager}: the only allocation of a hot-path acquire. */
 final class Lease implements ModelLease {
 
-  private static final AtomicIntegerFieldUpdater<Lease> CLOSED =
-      AtomicIntegerFieldUpdater.newUpdater(Lease.class, "closed");
+  private static final VarHandle CLOSED;
+
+  static {
+    try {
+      CLOSED = MethodHandles.lookup().findVarHandle(Lease.class, "closed", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   private final BaseModelManager owner;
   final LifecycleEntry entry;
@@ -35,7 +43,7 @@ final class Lease implements ModelLease {
 
   @Override
   public void close() {
-    if (CLOSED.compareAndSet(this, 0, 1)) {
+    if (closed == 0 && CLOSED.compareAndSet(this, 0, 1)) {
       owner.released(this);
     }
   }

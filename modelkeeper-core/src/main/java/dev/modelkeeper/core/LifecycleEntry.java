@@ -34,7 +34,7 @@ final class LifecycleEntry {
   /** Non-null from a successful construction until {@code clearCache()} has returned. */
   volatile Model model;
 
-  /** Ticker reading of the last load, warm add or lease. Written racily: recency is advisory. */
+  /** Recency stamp of the last load, warm add or lease; larger is more recent. */
   volatile long lastUsed;
 
   /** Callers that reserved this generation and have not left; written only under the map bin. */

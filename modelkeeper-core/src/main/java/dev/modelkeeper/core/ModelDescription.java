@@ -8,7 +8,7 @@ package dev.modelkeeper.core;
  * @param state where its lifecycle stands
  * @param sizeBytes resident bytes, or a negative number when unknown
  * @param leases open leases at the time of the snapshot
- * @param lastUsedNanos ticker reading of the last load, warm add or lease (recency)
+ * @param lastUsed recency stamp of the last load, warm add or lease: larger is more recent
  * @param loadNanos how long its constructor took, 0 while loading
  */
 public record ModelDescription(
@@ -17,5 +17,5 @@ public record ModelDescription(
     ModelState state,
     long sizeBytes,
     int leases,
-    long lastUsedNanos,
+    long lastUsed,
     long loadNanos) {}

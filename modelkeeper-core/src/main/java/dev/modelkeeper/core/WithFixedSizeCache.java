@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -26,7 +27,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * deadline. The slot becomes resident on {@code loaded}, and is freed on {@code loadFailed} or
  * {@code removed}. So the LRU set holds each registered identifier once and nothing else, a failed
  * {@code clearCache()} (no event) leaves it in place, and resident plus loading models never exceed
- * the budget. Recency is the delegate's per-model stamp, written lock-free on every lease.
+ * the budget. Recency is the delegate's per-model stamp, kept lock-free on every lease.
  *
  * <p>Lock order: the delegate's per-identifier lifecycle, then {@link #lock}. The lock guards only
  * the slot table; the delegate is never called while it is held.
@@ -69,7 +70,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     this.capacityTimeoutNanos = options.capacityTimeout().toNanos();
     delegate.addListener(new Budget());
     List<ModelDescription> present = new ArrayList<>(delegate.describeModels());
-    present.sort(Comparator.comparingLong(ModelDescription::lastUsedNanos));
+    present.sort(Comparator.comparingLong(ModelDescription::lastUsed));
     lock.lock();
     try {
       for (ModelDescription d : present) {
@@ -95,7 +96,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   public List<String> lruOrder() {
     Map<String, Long> recency = new HashMap<>();
     for (ModelDescription d : delegate.describeModels()) {
-      recency.put(d.modelId(), d.lastUsedNanos());
+      recency.put(d.modelId(), d.lastUsed());
     }
     List<Map.Entry<String, Long>> resident = new ArrayList<>();
     lockOrTimeout();
@@ -174,6 +175,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
     long deadline = System.nanoTime() + capacityTimeoutNanos;
     boolean waited = false;
+    Set<String> failedVictims = new HashSet<>(); // their clearCache() threw: not tried again here
     for (; ; ) {
       long seen;
       RemovalCause cause;
@@ -184,6 +186,9 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
           usedBytes += bytes;
           return;
         }
+        if (System.nanoTime() - deadline > 0) {
+          throw reject(id, "no room before the deadline", capacityTimeoutNanos);
+        }
         cause = slots.size() + 1 > options.maxSize() ? RemovalCause.COUNT_BUDGET : RemovalCause.BYTE_BUDGET;
         seen = version;
       } finally {
@@ -192,13 +197,16 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
       boolean mayFree = false;
       boolean evicted = false;
       for (String victim : lruOrder()) {
-        if (victim.equals(id) || pinned.contains(victim)) {
+        if (victim.equals(id) || pinned.contains(victim) || failedVictims.contains(victim)) {
           continue;
         }
         EvictionOutcome outcome = delegate.evictIfIdle(victim, cause);
         if (outcome == EvictionOutcome.EVICTED) {
           evicted = true;
           break;
+        }
+        if (outcome == EvictionOutcome.FAILED) {
+          failedVictims.add(victim);
         }
         mayFree |= outcome == EvictionOutcome.BUSY;
       }
