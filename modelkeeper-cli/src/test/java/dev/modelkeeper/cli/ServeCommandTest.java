@@ -37,11 +37,12 @@ class ServeCommandTest {
     return serve.start();
   }
 
-  /** {@code serve} on 127.0.0.1, port 0 (unless {@code more} names a port) and a test cache. */
+  /** {@code serve} on 127.0.0.1, port 0 (unless {@code more} names them) and a test cache. */
   private static String[] serve(String... more) {
-    List<String> all =
-        new java.util.ArrayList<>(
-            List.of("serve", "--host", "127.0.0.1", "--cache-dir", cache.toString()));
+    List<String> all = new java.util.ArrayList<>(List.of("serve", "--cache-dir", cache.toString()));
+    if (!List.of(more).contains("--host")) {
+      all.addAll(List.of("--host", "127.0.0.1"));
+    }
     if (!List.of(more).contains("--port")) {
       all.addAll(List.of("--port", "0"));
     }
@@ -118,6 +119,7 @@ class ServeCommandTest {
             List.of("--max-models", "many", "--max-models"),
             List.of("--max-bytes", "lots", "--max-bytes"),
             List.of("--port", "70000", "--port"),
+            List.of("--host", "no-such-host.invalid", "--host"),
             List.of("--lifecycle-timeout", "soon", "--lifecycle-timeout"),
             List.of("--repository", "/no/such/folder", "--repository"),
             List.of("--preload", "nope", "--preload"),

@@ -153,10 +153,15 @@ public final class ModelKeeperServer implements AutoCloseable {
    * Builds and starts a server: binds the port, then loads pinned and preloaded models in the
    * background.
    *
-   * @throws InvalidConfigException when a pinned or preloaded model is unknown or the port cannot
-   *     be bound
+   * @throws InvalidConfigException when the host is unknown, a pinned or preloaded model is
+   *     unknown, or the port cannot be bound
    */
   public static ModelKeeperServer start(ServerConfig config) {
+    try {
+      java.net.InetAddress.getByName(config.host());
+    } catch (java.net.UnknownHostException e) {
+      throw new InvalidConfigException("host", "unknown host '" + config.host() + "'");
+    }
     ModelKeeperServer server = new ModelKeeperServer(config);
     try {
       server.app.start();
