@@ -59,7 +59,7 @@ import java.util.concurrent.atomic.LongAdder;
  *       the entry it waits on is the one the next caller finds.
  *   <li>No global guard across slow work: the map's bin lock and the entry monitor are held for
  *       O(1) bookkeeping only; construction, clearing, listener calls and waits run with no lock.
- *   <li>Leases: the lease word is open only in READY; it closes (under the entry monitor) before a
+ *   <li>Leases: the entry is open to leases only in READY; it closes (under the entry monitor) before a
  *       model is cleared, and a removal drains open leases first. A leased model is never cleared.
  *   <li>Events: listeners hear loading/loaded/loadFailed/removed while the announcing caller still
  *       owns the identifier's lifecycle, so a listener's view follows the registry exactly; a
@@ -73,9 +73,11 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <h2>Hot path</h2>
  *
- * Leasing a READY model is a {@code ConcurrentHashMap.get}, one CAS on the entry's lease word, a
- * read of the recency clock (advanced only when the model was not already the most recent) and
- * the lease allocation; closing it is one CAS on the lease and one atomic decrement.
+ * Leasing a READY model is a {@code ConcurrentHashMap.get}, an increment of the calling thread's
+ * stripe of the entry's lease count and a read of its flags, a read of the recency clock (advanced
+ * only when the model was not already the most recent) and the lease allocation; closing it is one
+ * CAS on the lease and one decrement of the same stripe. No cache line is written by two threads
+ * leasing the same model.
  */
 public class BaseModelManager implements ModelManager {
 
@@ -174,8 +176,14 @@ public class BaseModelManager implements ModelManager {
   public ModelLease acquire(String modelId, String apiKey, String modelIdAlias) {
     String id = resolve(modelId, modelIdAlias);
     LifecycleEntry e = entries.get(id);
-    if (e != null && e.tryLease()) {
-      return lease(e);
+    if (e != null) {
+      int stripe = e.tryLease();
+      if (stripe >= 0) {
+        return lease(e, stripe);
+      }
+      if (stripe == LifecycleEntry.REPORT_IDLE) {
+        becameIdle(e);
+      }
     }
     return obtain(id, modelId, apiKey, true);
   }
@@ -190,15 +198,21 @@ public class BaseModelManager implements ModelManager {
       return CompletableFuture.failedFuture(bad);
     }
     LifecycleEntry e = entries.get(id);
-    if (e != null && e.tryLease()) {
-      return CompletableFuture.completedFuture(lease(e));
+    if (e != null) {
+      int stripe = e.tryLease();
+      if (stripe >= 0) {
+        return CompletableFuture.completedFuture(lease(e, stripe));
+      }
+      if (stripe == LifecycleEntry.REPORT_IDLE) {
+        becameIdle(e);
+      }
     }
     return CompletableFuture.supplyAsync(() -> obtain(id, modelId, apiKey, true), executor);
   }
 
-  private Lease lease(LifecycleEntry e) {
+  private Lease lease(LifecycleEntry e, int stripe) {
     touch(e);
-    Lease lease = new Lease(this, e, e.model);
+    Lease lease = new Lease(this, e, stripe, e.model);
     leaks.opened(lease);
     return lease;
   }
@@ -213,12 +227,8 @@ public class BaseModelManager implements ModelManager {
   /** Called once per lease by {@link Lease#close()}. */
   void released(Lease lease) {
     leaks.closed(lease);
-    LifecycleEntry e = lease.entry;
-    int w = e.leaseWord.decrementAndGet();
-    if ((w & LifecycleEntry.COUNT) == 0
-        && (w & LifecycleEntry.NOTIFY) != 0
-        && e.leaseWord.compareAndSet(w, w & ~LifecycleEntry.NOTIFY)) {
-      becameIdle(e);
+    if (lease.entry.releaseLease(lease.stripe)) {
+      becameIdle(lease.entry);
     }
   }
 
@@ -266,13 +276,14 @@ public class BaseModelManager implements ModelManager {
               touch(e);
               return null;
             }
-            if (!e.tryLease()) {
-              throw new IllegalStateException("lease word of READY '" + id + "' is closed");
+            int stripe = e.tryLease();
+            if (stripe < 0) {
+              throw new IllegalStateException("READY '" + id + "' is closed to leases");
             }
             if (waited) {
               leaseWaits.increment();
             }
-            return lease(e);
+            return lease(e, stripe);
           }
           if (phase == null) {
             failures.check(id);

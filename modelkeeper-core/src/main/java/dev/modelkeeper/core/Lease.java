@@ -18,6 +18,7 @@ final class Lease implements ModelLease {
 
   private final BaseModelManager owner;
   final LifecycleEntry entry;
+  final int stripe;
   private final Model model;
 
   /** The leak detector's record of this lease, or null when detection is off. */
@@ -25,9 +26,10 @@ final class Lease implements ModelLease {
 
   private volatile int closed;
 
-  Lease(BaseModelManager owner, LifecycleEntry entry, Model model) {
+  Lease(BaseModelManager owner, LifecycleEntry entry, int stripe, Model model) {
     this.owner = owner;
     this.entry = entry;
+    this.stripe = stripe;
     this.model = model;
   }
 

@@ -2,31 +2,49 @@ package dev.modelkeeper.core;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * One generation of one resolved identifier's lifecycle inside {@link BaseModelManager}. See the
- * manager's header for the state machine; this class only holds the state and the lease word.
+ * manager's header for the state machine; this class only holds the state, the flags and the lease count.
  *
  * <p>Guards: {@link #refs} by the manager's map bin of {@link #id} (mutated only inside {@code
  * compute}); {@link #transition}, {@link #holder}, {@link #drained} and the descriptive fields by
  * {@code this}; {@link #phase} and {@link #model} are written under {@code this} and read without
- * it; {@link #leaseWord} is a CAS'd word (see below).
+ * it; {@link #flags} is a CAS'd word and the lease count is striped (see below).
  */
 final class LifecycleEntry {
 
-  /** Lease word flag: no new leases (the entry is not READY). */
+  /** Flag: no new leases (the entry is not READY). */
   static final int CLOSED = 0x8000_0000;
 
-  /** Lease word flag: report when the lease count falls to zero. */
+  /** Flag: report when the lease count falls to zero. */
   static final int NOTIFY = 0x4000_0000;
 
-  /** Lease word bits that count open leases. */
-  static final int COUNT = 0x3FFF_FFFF;
+  /** {@link #tryLease} result: no lease, and the caller must report the entry idle. */
+  static final int REPORT_IDLE = -2;
+
+  /** {@link #tryLease} result: no lease. */
+  static final int NO_LEASE = -1;
+
+  private static final int STRIPE_BITS = 3;
+  private static final int STRIPES = 1 << STRIPE_BITS;
+
+  /** Longs per 128 bytes: one counter per cache-line pair, so stripes never share a line. */
+  private static final int PAD = 16;
 
   final String id;
 
-  /** {@code CLOSED | NOTIFY | count}; open (non-negative) only while the phase is READY. */
-  final AtomicInteger leaseWord = new AtomicInteger(CLOSED);
+  /** {@code CLOSED | NOTIFY}; open (non-negative) only while the phase is READY. */
+  final AtomicInteger flags = new AtomicInteger(CLOSED);
+
+  /**
+   * Open leases, striped by thread so that leasing one model from several threads writes no
+   * shared cache line. A lease increments its stripe and then reads {@link #flags}; a closer sets
+   * {@link #flags} and then sums the stripes. Both are sequentially consistent, so either the
+   * lease sees CLOSED and backs out or the closer sees the lease.
+   */
+  private final AtomicLongArray stripes = new AtomicLongArray((STRIPES + 1) * PAD);
 
   /** Null while absent (a retired generation stays absent forever). */
   volatile ModelState phase;
@@ -57,55 +75,71 @@ final class LifecycleEntry {
     this.id = id;
   }
 
-  /** Grants a lease when the entry is READY; lock-free, allocation-free. */
-  boolean tryLease() {
-    for (; ; ) {
-      int w = leaseWord.get();
-      if (w < 0) {
-        return false;
-      }
-      if (leaseWord.compareAndSet(w, w + 1)) {
+  private static int stripe() {
+    return (int) ((Thread.currentThread().getId() * 0x9E37_79B9_7F4A_7C15L) >>> (64 - STRIPE_BITS));
+  }
+
+  private static int slot(int stripe) {
+    return (stripe + 1) * PAD;
+  }
+
+  /**
+   * Grants a lease when the entry is READY: lock-free, allocation-free, no shared write. Returns
+   * the stripe to release later, or {@link #NO_LEASE}, or {@link #REPORT_IDLE}.
+   */
+  int tryLease() {
+    int stripe = stripe();
+    stripes.getAndIncrement(slot(stripe));
+    if (flags.get() >= 0) {
+      return stripe;
+    }
+    return releaseLease(stripe) ? REPORT_IDLE : NO_LEASE;
+  }
+
+  /** Releases a lease of {@code stripe}; true when the caller must report the entry idle. */
+  boolean releaseLease(int stripe) {
+    stripes.getAndDecrement(slot(stripe));
+    for (int f = flags.get(); (f & NOTIFY) != 0 && leases() == 0; f = flags.get()) {
+      if (flags.compareAndSet(f, f & ~NOTIFY)) {
         return true;
       }
     }
+    return false;
   }
 
-  /** Opens the word for leases (phase becomes READY), keeping a pending idle request. */
+  /** Opens the entry for leases (phase becomes READY), keeping a pending idle request. */
   void openLeases() {
-    for (; ; ) {
-      int w = leaseWord.get();
-      if (leaseWord.compareAndSet(w, w & ~CLOSED)) {
-        return;
-      }
-    }
+    flags.getAndUpdate(f -> f & ~CLOSED);
   }
 
-  /** Closes the word to new leases; returns the number still open. */
+  /** Closes the entry to new leases; returns the number still open. */
   int closeLeases() {
-    return leaseWord.getAndUpdate(w -> w | CLOSED) & COUNT;
+    flags.getAndUpdate(f -> f | CLOSED);
+    return leases();
   }
 
-  /** Closes the word only if no lease is open; otherwise asks for an idle report. */
+  /** Closes the entry only if no lease is open; otherwise asks for an idle report. */
   boolean closeIfIdle() {
-    for (; ; ) {
-      int w = leaseWord.get();
-      if ((w & COUNT) == 0) {
-        if (leaseWord.compareAndSet(w, w | CLOSED)) {
-          return true;
-        }
-      } else if (leaseWord.compareAndSet(w, w | NOTIFY)) {
-        return false;
-      }
+    flags.getAndUpdate(f -> f | CLOSED | NOTIFY);
+    if (leases() == 0) {
+      flags.set(CLOSED);
+      return true;
     }
+    flags.getAndUpdate(f -> f & ~CLOSED);
+    return false;
   }
 
   /** Asks the closer of the last lease to report. */
   void requestIdleReport() {
-    leaseWord.getAndUpdate(w -> w | NOTIFY);
+    flags.getAndUpdate(f -> f | NOTIFY);
   }
 
   int leases() {
-    return leaseWord.get() & COUNT;
+    long n = 0;
+    for (int i = 0; i < STRIPES; i++) {
+      n += stripes.get(slot(i));
+    }
+    return (int) n;
   }
 
   /** Starts a transition; the caller holds {@code this}. */
