@@ -24,6 +24,12 @@ import java.util.function.BiFunction;
  */
 public final class BenchMain {
 
+  /**
+   * The whole command, build included, should end within 15 minutes on a 2-core machine; the hot
+   * path starts no round that would end after this much time since the command started.
+   */
+  static final Duration TIME_BOUND = Duration.ofMinutes(14);
+
   private BenchMain() {}
 
   public static void main(String[] args) throws Exception {
@@ -78,7 +84,7 @@ public final class BenchMain {
     }
     if (every || what.equals("hotpath")) {
       CpuSample before = CpuSample.now();
-      hot.addAll(HotPath.run(settings.plan(), settings.hotThreads(), HotPath.IMPLS, logs.resolve("jmh")));
+      hot.addAll(HotPath.run(settings.plan(), settings.hotThreads(), HotPath.IMPLS, logs.resolve("jmh"), since.plus(TIME_BOUND)));
       background.put("hot path", CpuSample.now().othersShareSince(before));
     }
     Results results = new Results(hot, stampede, parallel, churn, settings, background);

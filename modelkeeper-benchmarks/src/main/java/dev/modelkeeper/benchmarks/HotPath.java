@@ -1,6 +1,8 @@
 package dev.modelkeeper.benchmarks;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -77,16 +79,26 @@ final class HotPath {
    * interleaved: each round runs one fork of every configuration, in a rotated order, so that a
    * burst of background load on this shared machine hits every implementation alike; the figure of
    * a configuration is the median of all its measured iterations with a 99% interval (see {@link
-   * Stats}). JMH's log goes to files next to {@code log}.
+   * Stats}). A round that would end past {@code deadline} is not started (the first always runs),
+   * which keeps the whole command within its time bound on a busy machine. JMH's log goes to files
+   * next to {@code log}.
    */
-  static List<Figure> run(Plan plan, List<Integer> threadCounts, List<String> impls, Path log)
+  static List<Figure> run(Plan plan, List<Integer> threadCounts, List<String> impls, Path log, Instant deadline)
       throws RunnerException {
     Map<String, List<Double>> stats = new LinkedHashMap<>();
     int configs = 2 * impls.size() * threadCounts.size();
     System.out.printf(
         "hot path: %d configurations x %d rounds, about %.0f s (JMH log: %s.*)%n",
         configs, plan.forks(), configs * plan.secondsPerConfig(), log);
+    Duration lastRound = Duration.ZERO;
     for (int round = 0; round < plan.forks(); round++) {
+      Instant roundStart = Instant.now();
+      if (round > 0 && roundStart.plus(lastRound).isAfter(deadline)) {
+        System.out.printf(
+            "hot path: stopping after %d of %d rounds, another would end past the time bound (%s)%n",
+            round, plan.forks(), deadline);
+        break;
+      }
       List<String> order = new ArrayList<>(impls);
       Collections.rotate(order, -round);
       List<Integer> threadOrder = new ArrayList<>(threadCounts);
@@ -121,6 +133,7 @@ final class HotPath {
           }
         }
       }
+      lastRound = Duration.between(roundStart, Instant.now());
     }
     List<Figure> out = new ArrayList<>();
     stats.forEach(

@@ -216,7 +216,7 @@ final class Report {
     b.append("\n## Hot path\n\n");
     b.append(
         "Throughput in millions of operations per second: the median of every measured JMH iteration of the configuration "
-            + "(" + r.hot().get(0).samples() + " per configuration), in brackets a distribution-free 99% confidence interval of "
+            + "(" + r.hot().get(0).samples() + " per configuration" + (r.hot().get(0).samples() < r.settings().plan().forks() * r.settings().plan().iterations() ? ", fewer than planned: the run kept to its time bound" : "") + "), in brackets a distribution-free 99% confidence interval of "
             + "that median. Medians rather than means because background load on this shared machine only ever slows an "
             + "iteration down. "
             + "ModelKeeper's operation is a lease and its release, "
