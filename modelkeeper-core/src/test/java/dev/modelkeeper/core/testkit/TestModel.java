@@ -42,6 +42,7 @@ public final class TestModel implements Model {
       if (inUse.get() != 0) {
         violations.add("'" + id + "' cleared while in use by " + inUse.get() + " caller(s)");
       }
+      duringClear.run();
       Gate g = clearGate;
       if (g != null) {
         clearGate = null;
@@ -51,7 +52,6 @@ public final class TestModel implements Model {
       if (f != null) {
         throw f;
       }
-      duringClear.run();
       if (failingClears.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw new IllegalStateException("injected failure of a first clearCache() of '" + id + "'");
       }
