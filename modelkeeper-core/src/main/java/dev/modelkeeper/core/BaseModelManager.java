@@ -268,6 +268,21 @@ public class BaseModelManager implements ModelManager {
       long deadline = System.nanoTime() + lifecycleTimeoutNanos;
       boolean waited = false;
       for (; ; ) {
+        if (waited) {
+          // after a load, every waiter leases lock-free instead of queueing on the monitor
+          if (!wantLease && e.phase == READY) {
+            touch(e);
+            return null;
+          }
+          int stripe = wantLease ? e.tryLease() : LifecycleEntry.NO_LEASE;
+          if (stripe >= 0) {
+            leaseWaits.increment();
+            return lease(e, stripe);
+          }
+          if (stripe == LifecycleEntry.REPORT_IDLE) {
+            becameIdle(e);
+          }
+        }
         CompletableFuture<Void> transition;
         synchronized (e) {
           ModelState phase = e.phase;
@@ -294,7 +309,7 @@ public class BaseModelManager implements ModelManager {
           }
         }
         if (transition == null) {
-          load(e, modelId, apiKey);
+          return load(e, modelId, apiKey, wantLease);
         } else {
           waited = true;
           await(e, transition, deadline, true);
@@ -305,8 +320,12 @@ public class BaseModelManager implements ModelManager {
     }
   }
 
-  /** Constructs the model of {@code e}, which the caller moved to LOADING. */
-  private void load(LifecycleEntry e, String modelId, String apiKey) {
+  /**
+   * Constructs the model of {@code e}, which the caller moved to LOADING; returns a lease taken in
+   * the same step that makes it READY when asked for one (else null), so nothing can evict it
+   * between the load and the lease.
+   */
+  private Lease load(LifecycleEntry e, String modelId, String apiKey, boolean wantLease) {
     long start = ticker.read();
     Model model = null;
     long size = -1;
@@ -349,6 +368,7 @@ public class BaseModelManager implements ModelManager {
       }
     }
     CompletableFuture<Void> done;
+    int stripe = LifecycleEntry.NO_LEASE;
     synchronized (e) {
       if (failure == null) {
         e.model = model;
@@ -358,6 +378,9 @@ public class BaseModelManager implements ModelManager {
         e.lastUsed = recency.incrementAndGet();
         done = e.end(READY);
         e.openLeases();
+        if (wantLease && (stripe = e.tryLease()) < 0) {
+          throw new IllegalStateException("READY '" + e.id + "' is closed to leases");
+        }
       } else {
         done = e.end(null);
       }
@@ -369,6 +392,7 @@ public class BaseModelManager implements ModelManager {
       LOG.log(DEBUG, () -> "loaded '" + e.id + "' in " + took / 1_000_000 + " ms");
       done.complete(null);
       announceIdle(e);
+      return stripe >= 0 ? lease(e, stripe) : null;
     } else {
       if (!(failure instanceof ModelNotFoundException)) {
         loadFailures.increment();
