@@ -117,7 +117,7 @@ public final class LocalModelRepository implements ModelRepository {
     try {
       real = file.toRealPath();
     } catch (NoSuchFileException e) {
-      throw new ModelNotFoundException("model '" + id + "' is not in repository " + root);
+      throw new ModelNotFoundException("model '" + id + "' is not in the repository");
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + file, e);
     }
@@ -152,7 +152,7 @@ public final class LocalModelRepository implements ModelRepository {
     }
     List<String> versions = versions(id);
     if (versions.isEmpty()) {
-      throw new ModelNotFoundException("model '" + id + "' is not in repository " + root);
+      throw new ModelNotFoundException("model '" + id + "' is not in the repository");
     }
     return id.withVersion(versions.get(versions.size() - 1));
   }

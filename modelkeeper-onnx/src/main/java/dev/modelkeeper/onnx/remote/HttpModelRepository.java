@@ -134,7 +134,7 @@ public final class HttpModelRepository implements ModelRepository {
 
   private Manifest.Entry modelEntry(Manifest m, ModelId v) {
     return m.entry(v.name() + "/" + v.version() + "/" + MODEL_FILE)
-        .orElseThrow(() -> new ModelNotFoundException("model '" + v + "' is not in repository " + base));
+        .orElseThrow(() -> new ModelNotFoundException("model '" + v + "' is not in the repository"));
   }
 
   private ModelId concrete(Manifest m, ModelId id) {
@@ -153,7 +153,7 @@ public final class HttpModelRepository implements ModelRepository {
       }
     }
     if (best < 0) {
-      throw new ModelNotFoundException("model '" + id + "' is not in repository " + base);
+      throw new ModelNotFoundException("model '" + id + "' is not in the repository");
     }
     return id.withVersion(Long.toString(best));
   }
