@@ -90,7 +90,7 @@ public class EvictionModelCheckingTest {
 
   @Test
   public void evictingOperations_underModelChecking_keepInvariants() {
-    int scenarios = 20;
+    int scenarios = 15;
     LincheckRuns.report(
         "budget of one with failing clears, model checking",
         scenarios * LincheckRuns.SCALE,

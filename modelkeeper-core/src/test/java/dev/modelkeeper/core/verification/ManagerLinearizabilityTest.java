@@ -106,7 +106,7 @@ public class ManagerLinearizabilityTest {
 
   @Test
   public void operations_underModelChecking_areLinearizableAndKeepInvariants() {
-    int scenarios = 25;
+    int scenarios = 20;
     LincheckRuns.report(
         "base+budget+decorator, model checking",
         scenarios * LincheckRuns.SCALE,
