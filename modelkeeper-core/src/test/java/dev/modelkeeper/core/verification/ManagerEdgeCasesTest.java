@@ -177,4 +177,52 @@ class ManagerEdgeCasesTest {
     holder.join();
     assertThat(m.contains("a")).isTrue();
   }
+
+  @Test
+  void load_unknownId_opensNoBackoffWindow() {
+    BaseModelManager m = manager(ManagerOptions.builder());
+    for (int i = 0; i < 2; i++) {
+      assertThatThrownBy(() -> m.addModel("ghost", "key"))
+          .isInstanceOf(dev.modelkeeper.core.ModelNotFoundException.class);
+    }
+    assertThat(registry.lookups()).containsExactly("ghost", "ghost");
+    assertThat(m.lifecycleTable()).isEmpty();
+  }
+
+  @Test
+  void load_refusedForCapacity_opensNoBackoffWindow() {
+    BaseModelManager m = manager(ManagerOptions.builder());
+    dev.modelkeeper.core.WithFixedSizeCache cache = new dev.modelkeeper.core.WithFixedSizeCache(m, 1);
+    cache.addModel("a", "key");
+    cache.pin("a");
+    assertThatThrownBy(() -> cache.addModel("b", "key"))
+        .isInstanceOf(dev.modelkeeper.core.CapacityExceededException.class);
+    cache.unpin("a");
+    cache.addModel("b", "key");
+    assertThat(cache.keys()).containsExactly("b");
+  }
+
+  @Test
+  void load_withBackoffOff_retriesAtOnce() {
+    BaseModelManager m = manager(ManagerOptions.builder().failureBackoff(Duration.ZERO, Duration.ZERO));
+    registry.failNextLoads("a", 1);
+    assertThatThrownBy(() -> m.addModel("a", "key")).isInstanceOf(ModelLoadException.class);
+    m.addModel("a", "key");
+    assertThat(registry.constructions("a")).isEqualTo(2);
+  }
+
+  @Test
+  void detectLeaks_leaseHeldPastThreshold_reportedOnceAndClosedOnesNever() {
+    BaseModelManager m = manager(ManagerOptions.builder().leakThreshold(Duration.ofHours(1)));
+    m.acquire("b", "key").close();
+    ModelLease held = m.acquire("a", "key");
+    assertThat(m.detectLeaks()).isEmpty();
+    ticker.advance(Duration.ofHours(2));
+    assertThat(m.detectLeaks()).containsExactly("a");
+    assertThat(m.detectLeaks()).isEmpty();
+    held.close();
+    assertThat(held.toString()).contains("closed");
+    assertThat(held.modelId()).isEqualTo("a");
+    assertThat(m.stats().activeLeases()).isZero();
+  }
 }
