@@ -233,10 +233,18 @@ public class BaseModelManager implements ModelManager {
   }
 
   private void becameIdle(LifecycleEntry e) {
-    CompletableFuture<Void> drained;
+    CompletableFuture<Void> drained = null;
     synchronized (e) {
-      drained = e.drained;
-      e.drained = null;
+      // A report may be stale: it may come from before the current drain began, while a lease
+      // taken since is still open. Complete the drain only if nothing is open now (no lease can be
+      // granted while draining); otherwise ask again, so the closer of that lease reports.
+      if (e.drained != null) {
+        e.requestIdleReport();
+        if (e.leases() == 0) {
+          drained = e.drained;
+          e.drained = null;
+        }
+      }
     }
     if (drained != null) {
       drained.complete(null);
