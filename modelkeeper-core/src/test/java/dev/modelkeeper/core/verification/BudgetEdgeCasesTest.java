@@ -99,4 +99,38 @@ class BudgetEdgeCasesTest {
     assertThat(cache.stats().capacityWaits()).isEqualTo(1);
     assertThat(cache.stats().capacityRejections()).isEqualTo(1);
   }
+
+  @Test
+  void warmAdd_refreshesRecency_soTheOtherModelIsEvicted() {
+    WithFixedSizeCache cache = new WithFixedSizeCache(base, 2);
+    cache.addModel("a", "key");
+    cache.addModel("b", "key");
+    cache.addModel("a", "key"); // warm: a becomes the most recently used
+    cache.addModel("c", "key");
+    assertThat(cache.keys()).containsExactlyInAnyOrder("a", "c");
+  }
+
+  @Test
+  void failedLoad_returnsItsReservedBytesAndWakesAWaiterForRoom() throws Exception {
+    WithFixedSizeCache cache =
+        new WithFixedSizeCache(
+            base,
+            CacheOptions.builder(1).maxBytes(100).capacityTimeout(java.time.Duration.ofSeconds(8)).build());
+    dev.modelkeeper.core.testkit.Gate constructing = new dev.modelkeeper.core.testkit.Gate();
+    registry.pauseNextLoad("a", constructing).failNextLoads("a", 1);
+    var loadA = dev.modelkeeper.core.testkit.Async.run("load a", () -> cache.addModel("a", "key"));
+    constructing.awaitEntered();
+    assertThat(cache.usedBytes()).isEqualTo(100);
+    long start = System.nanoTime();
+    var loadB = dev.modelkeeper.core.testkit.Async.run("load b", () -> cache.addModel("b", "key"));
+    constructing.open();
+    assertThat(loadA.joinFailure()).isInstanceOf(dev.modelkeeper.core.ModelLoadException.class);
+    loadB.join();
+    assertThat(java.time.Duration.ofNanos(System.nanoTime() - start))
+        .as("the waiter was woken by the failure, not by its deadline")
+        .isLessThan(java.time.Duration.ofSeconds(6));
+    assertThat(cache.keys()).containsExactly("b");
+    assertThat(cache.usedBytes()).isEqualTo(100);
+    assertThat(Invariants.checkQuiescent(cache, base, cache, registry, true)).isEmpty();
+  }
 }

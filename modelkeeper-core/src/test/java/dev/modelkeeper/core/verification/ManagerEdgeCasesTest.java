@@ -225,4 +225,43 @@ class ManagerEdgeCasesTest {
     assertThat(held.modelId()).isEqualTo("a");
     assertThat(m.stats().activeLeases()).isZero();
   }
+
+  @Test
+  void acquireAsync_throughADecorator_coldAndWarm_leaseTheSameModel() throws Exception {
+    BaseModelManager m = manager(ManagerOptions.builder().executor(Runnable::run));
+    dev.modelkeeper.core.ModelManager top = new dev.modelkeeper.core.ModelManagerDecorator(m) {};
+    try (ModelLease cold = top.acquireAsync("a", "key").get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+      try (ModelLease warm = top.acquireAsync("a", "key", null).get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+        assertThat(warm.model()).isSameAs(cold.model());
+      }
+    }
+    assertThat(registry.constructions("a")).isEqualTo(1);
+    assertThat(m.stats().activeLeases()).isZero();
+  }
+
+  @Test
+  void acquire_thatWaitedForALoad_countsALeaseWait() throws Exception {
+    BaseModelManager m = manager(ManagerOptions.builder());
+    Gate constructing = new Gate();
+    registry.pauseNextLoad("a", constructing);
+    Async<Void> holder = Async.run("holder", () -> m.addModel("a", "key"));
+    constructing.awaitEntered();
+    Async<Boolean> waiter =
+        Async.call(
+            "waiter",
+            () -> {
+              try (ModelLease lease = m.acquire("a", "key")) {
+                return lease.model() != null;
+              }
+            });
+    long deadline = System.nanoTime() + Duration.ofSeconds(Gate.TIMEOUT_SECONDS).toNanos();
+    while (waiter.thread().getState() != Thread.State.TIMED_WAITING) { // it waits for the load
+      assertThat(System.nanoTime()).as("waiter never blocked on the load").isLessThan(deadline);
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // polling a condition
+    }
+    constructing.open();
+    holder.join();
+    assertThat(waiter.join()).isTrue();
+    assertThat(m.stats().leaseWaits()).isEqualTo(1);
+  }
 }
