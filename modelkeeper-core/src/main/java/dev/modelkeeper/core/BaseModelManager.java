@@ -21,7 +21,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -139,7 +138,7 @@ public class BaseModelManager implements ModelManager {
     }
     models.forEach(this::install);
     if (leaks != LeakDetector.DISABLED) {
-      scheduleLeakSweeps(options.leakThreshold());
+      leaks.sweepPeriodically();
     }
   }
 
@@ -176,16 +175,8 @@ public class BaseModelManager implements ModelManager {
   public ModelLease acquire(String modelId, String apiKey, String modelIdAlias) {
     String id = resolve(modelId, modelIdAlias);
     LifecycleEntry e = entries.get(id);
-    if (e != null) {
-      int stripe = e.tryLease();
-      if (stripe >= 0) {
-        return lease(e, stripe);
-      }
-      if (stripe == LifecycleEntry.REPORT_IDLE) {
-        becameIdle(e);
-      }
-    }
-    return obtain(id, modelId, apiKey, true);
+    int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
+    return stripe >= 0 ? lease(e, stripe, false) : obtain(id, modelId, apiKey, true);
   }
 
   @Override
@@ -198,19 +189,30 @@ public class BaseModelManager implements ModelManager {
       return CompletableFuture.failedFuture(bad);
     }
     LifecycleEntry e = entries.get(id);
-    if (e != null) {
-      int stripe = e.tryLease();
-      if (stripe >= 0) {
-        return CompletableFuture.completedFuture(lease(e, stripe));
-      }
-      if (stripe == LifecycleEntry.REPORT_IDLE) {
-        becameIdle(e);
-      }
+    int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
+    if (stripe >= 0) {
+      return CompletableFuture.completedFuture(lease(e, stripe, false));
     }
     return CompletableFuture.supplyAsync(() -> obtain(id, modelId, apiKey, true), executor);
   }
 
-  private Lease lease(LifecycleEntry e, int stripe) {
+  /**
+   * Tries the lock-free lease of {@code e}; returns its stripe or a negative value (no lease), and
+   * passes on an idle report the attempt owes (it may have been the last to leave a draining entry).
+   */
+  private int tryLease(LifecycleEntry e) {
+    int stripe = e.tryLease();
+    if (stripe == LifecycleEntry.REPORT_IDLE) {
+      becameIdle(e);
+    }
+    return stripe;
+  }
+
+  /** Hands out the lease counted in {@code stripe} of {@code e}. */
+  private Lease lease(LifecycleEntry e, int stripe, boolean waited) {
+    if (waited) {
+      leaseWaits.increment();
+    }
     touch(e);
     Lease lease = new Lease(this, e, stripe, e.model);
     leaks.opened(lease);
@@ -276,19 +278,11 @@ public class BaseModelManager implements ModelManager {
       long deadline = System.nanoTime() + lifecycleTimeoutNanos;
       boolean waited = false;
       for (; ; ) {
-        if (waited) {
-          // after a load, every waiter leases lock-free instead of queueing on the monitor
-          if (!wantLease && e.phase == READY) {
-            touch(e);
-            return null;
-          }
-          int stripe = wantLease ? e.tryLease() : LifecycleEntry.NO_LEASE;
+        if (wantLease) {
+          // lock-free first: after a load, its waiting acquires do not queue on the monitor
+          int stripe = tryLease(e);
           if (stripe >= 0) {
-            leaseWaits.increment();
-            return lease(e, stripe);
-          }
-          if (stripe == LifecycleEntry.REPORT_IDLE) {
-            becameIdle(e);
+            return lease(e, stripe, waited);
           }
         }
         CompletableFuture<Void> transition;
@@ -299,14 +293,7 @@ public class BaseModelManager implements ModelManager {
               touch(e);
               return null;
             }
-            int stripe = e.tryLease();
-            if (stripe < 0) {
-              throw new IllegalStateException("READY '" + id + "' is closed to leases");
-            }
-            if (waited) {
-              leaseWaits.increment();
-            }
-            return lease(e, stripe);
+            continue; // it became READY after the lock-free attempt: lease it there
           }
           if (phase == null) {
             failures.check(id);
@@ -400,7 +387,7 @@ public class BaseModelManager implements ModelManager {
       LOG.log(DEBUG, () -> "loaded '" + e.id + "' in " + took / 1_000_000 + " ms");
       done.complete(null);
       announceIdle(e);
-      return stripe >= 0 ? lease(e, stripe) : null;
+      return stripe >= 0 ? lease(e, stripe, false) : null;
     } else {
       if (!(failure instanceof ModelNotFoundException)) {
         loadFailures.increment();
@@ -415,10 +402,6 @@ public class BaseModelManager implements ModelManager {
 
   @Override
   public void remove(String modelId) {
-    if (!entries.containsKey(modelId)) {
-      LOG.log(DEBUG, () -> "remove of '" + modelId + "' ignored: not loaded");
-      return;
-    }
     LifecycleEntry e = reserve(modelId);
     try {
       long deadline = System.nanoTime() + lifecycleTimeoutNanos;
@@ -516,9 +499,6 @@ public class BaseModelManager implements ModelManager {
 
   @Override
   public EvictionOutcome evictIfIdle(String modelId, RemovalCause cause) {
-    if (!entries.containsKey(modelId)) {
-      return EvictionOutcome.ABSENT;
-    }
     LifecycleEntry e = reserve(modelId);
     try {
       Model model;
@@ -746,11 +726,7 @@ public class BaseModelManager implements ModelManager {
   private void await(
       LifecycleEntry e, CompletableFuture<Void> transition, long deadline, boolean shareFailure) {
     try {
-      long remaining = deadline - System.nanoTime();
-      if (remaining <= 0) {
-        throw new TimeoutException();
-      }
-      transition.get(remaining, TimeUnit.NANOSECONDS);
+      transition.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException timeout) {
       throw lifecycleTimeout(e);
     } catch (InterruptedException interrupted) {
@@ -799,17 +775,5 @@ public class BaseModelManager implements ModelManager {
           t.setDaemon(true);
           return t;
         });
-  }
-
-  private void scheduleLeakSweeps(Duration threshold) {
-    ScheduledExecutorService sweeper =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "modelkeeper-leak-detector");
-              t.setDaemon(true);
-              return t;
-            });
-    long period = Math.max(1, threshold.toMillis() / 2);
-    sweeper.scheduleAtFixedRate(leaks::sweep, period, period, TimeUnit.MILLISECONDS);
   }
 }

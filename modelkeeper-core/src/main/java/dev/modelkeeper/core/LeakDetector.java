@@ -1,10 +1,15 @@
 package dev.modelkeeper.core;
 
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Remembers where open leases were taken and reports each lease held past a threshold once.
@@ -24,6 +29,17 @@ class LeakDetector {
   LeakDetector(Ticker ticker, Duration threshold) {
     this.ticker = ticker;
     this.thresholdNanos = threshold.toNanos();
+  }
+
+  /**
+   * Sweeps every half threshold on the shared daemon thread, until this detector is garbage: the
+   * schedule holds it weakly, so a discarded manager stops being swept and costs no thread.
+   */
+  void sweepPeriodically() {
+    long periodMillis = Math.max(1, thresholdNanos / 2_000_000);
+    Sweep sweep = new Sweep(this);
+    sweep.schedule =
+        Sweeper.THREAD.scheduleAtFixedRate(sweep, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
   }
 
   void opened(Lease lease) {
@@ -62,6 +78,37 @@ class LeakDetector {
       }
     }
     return reported;
+  }
+
+  /** One detector's periodic sweep, holding the detector weakly. */
+  private static final class Sweep implements Runnable {
+    private final WeakReference<LeakDetector> detector;
+    volatile ScheduledFuture<?> schedule;
+
+    Sweep(LeakDetector detector) {
+      this.detector = new WeakReference<>(detector);
+    }
+
+    @Override
+    public void run() {
+      LeakDetector d = detector.get();
+      if (d != null) {
+        d.sweep();
+      } else if (schedule != null) {
+        schedule.cancel(false);
+      }
+    }
+  }
+
+  /** The daemon thread shared by every detector's sweeps, started on first use. */
+  private static final class Sweeper {
+    static final ScheduledExecutorService THREAD =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "modelkeeper-leak-detector");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   private static final class Site {

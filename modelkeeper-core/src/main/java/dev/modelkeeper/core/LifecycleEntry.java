@@ -28,7 +28,7 @@ final class LifecycleEntry {
   static final int NO_LEASE = -1;
 
   private static final int STRIPE_BITS = 3;
-  private static final int STRIPES = 1 << STRIPE_BITS;
+  static final int STRIPES = 1 << STRIPE_BITS;
 
   /** Longs per 128 bytes: one counter per cache-line pair, so stripes never share a line. */
   private static final int PAD = 16;
@@ -75,8 +75,9 @@ final class LifecycleEntry {
     this.id = id;
   }
 
-  private static int stripe() {
-    return (int) ((Thread.currentThread().getId() * 0x9E37_79B9_7F4A_7C15L) >>> (64 - STRIPE_BITS));
+  /** The lease-count stripe of a thread: consecutive thread IDs spread over all stripes. */
+  static int stripeOf(long threadId) {
+    return (int) ((threadId * 0x9E37_79B9_7F4A_7C15L) >>> (64 - STRIPE_BITS));
   }
 
   private static int slot(int stripe) {
@@ -88,7 +89,7 @@ final class LifecycleEntry {
    * the stripe to release later, or {@link #NO_LEASE}, or {@link #REPORT_IDLE}.
    */
   int tryLease() {
-    int stripe = stripe();
+    int stripe = stripeOf(Thread.currentThread().getId());
     stripes.getAndIncrement(slot(stripe));
     if (flags.get() >= 0) {
       return stripe;
@@ -143,11 +144,10 @@ final class LifecycleEntry {
   }
 
   /** Starts a transition; the caller holds {@code this}. */
-  CompletableFuture<Void> begin(ModelState next, String operation) {
+  void begin(ModelState next, String operation) {
     phase = next;
     holder = operation;
     transition = new CompletableFuture<>();
-    return transition;
   }
 
   /** Ends the current transition; the caller holds {@code this} and completes the result after unlocking. */

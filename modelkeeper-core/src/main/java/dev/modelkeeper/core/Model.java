@@ -2,8 +2,10 @@ package dev.modelkeeper.core;
 
 /**
  * A loaded model. Implementations must be safe to use from several threads at once when they are
- * used for inference; the manager calls {@link #clearCache()} at most once per instance, never
- * concurrently with its construction, and never while a lease on it is open.
+ * used for inference. The manager never calls {@link #clearCache()} concurrently with the model's
+ * construction or with another {@code clearCache()}, never while a lease on it is open, and never
+ * again once it has returned normally; after it threw, the model stays registered and may be
+ * cleared again later.
  */
 public interface Model {
 

@@ -55,9 +55,6 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   /** Bumped on every change that may make room; guarded by {@link #lock}. */
   private long version;
 
-  /** Guarded by {@link #lock}. */
-  private long nextSeq;
-
   public WithFixedSizeCache(ModelManager delegate, int maxSize) {
     this(delegate, CacheOptions.builder(maxSize).build());
   }
@@ -69,13 +66,11 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     this.lockTimeoutNanos = options.lockTimeout().toNanos();
     this.capacityTimeoutNanos = options.capacityTimeout().toNanos();
     delegate.addListener(new Budget());
-    List<ModelDescription> present = new ArrayList<>(delegate.describeModels());
-    present.sort(Comparator.comparingLong(ModelDescription::lastUsed));
     lock.lock();
     try {
-      for (ModelDescription d : present) {
+      for (ModelDescription d : delegate.describeModels()) {
         if (d.state() != ModelState.LOADING && !slots.containsKey(d.modelId())) {
-          Slot s = new Slot(nextSeq++, Math.max(0, d.sizeBytes()), false);
+          Slot s = new Slot(Math.max(0, d.sizeBytes()), false);
           slots.put(d.modelId(), s);
           usedBytes += s.bytes;
         }
@@ -92,30 +87,30 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     return options;
   }
 
-  /** Registered identifiers, least recently used first; a snapshot. */
+  /**
+   * Registered identifiers, least recently used first (by the delegate's recency stamps; equal stamps
+   * in identifier order); a snapshot.
+   */
   public List<String> lruOrder() {
     Map<String, Long> recency = new HashMap<>();
     for (ModelDescription d : delegate.describeModels()) {
       recency.put(d.modelId(), d.lastUsed());
     }
-    List<Map.Entry<String, Long>> resident = new ArrayList<>();
+    List<String> order = new ArrayList<>();
     lockOrTimeout();
     try {
       slots.forEach(
           (id, s) -> {
             if (!s.loading) {
-              resident.add(Map.entry(id, s.seq));
+              order.add(id);
             }
           });
     } finally {
       lock.unlock();
     }
-    resident.sort(
-        Comparator.<Map.Entry<String, Long>>comparingLong(
-                e -> recency.getOrDefault(e.getKey(), Long.MIN_VALUE))
-            .thenComparingLong(Map.Entry::getValue));
-    List<String> order = new ArrayList<>(resident.size());
-    resident.forEach(e -> order.add(e.getKey()));
+    order.sort(
+        Comparator.<String>comparingLong(id -> recency.getOrDefault(id, Long.MIN_VALUE))
+            .thenComparing(Comparator.naturalOrder()));
     return order;
   }
 
@@ -182,7 +177,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
       lockOrTimeout();
       try {
         if (!overBudget(1, bytes)) {
-          slots.put(id, new Slot(nextSeq++, bytes, true));
+          slots.put(id, new Slot(bytes, true));
           usedBytes += bytes;
           return;
         }
@@ -295,11 +290,16 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   private void signal() {
     lock.lock();
     try {
-      version++;
-      changed.signalAll();
+      signalChangeLocked();
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Wakes every load waiting for room; guarded by {@link #lock}. */
+  private void signalChangeLocked() {
+    version++;
+    changed.signalAll();
   }
 
   private void lockOrTimeout() {
@@ -331,15 +331,14 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
       try {
         Slot s = slots.get(modelId);
         if (s == null) {
-          s = new Slot(nextSeq++, 0, true);
+          s = new Slot(0, true);
           slots.put(modelId, s);
         }
         long bytes = Math.max(0, sizeBytes);
         usedBytes += bytes - s.bytes;
         s.bytes = bytes;
         s.loading = false;
-        version++;
-        changed.signalAll();
+        signalChangeLocked();
         over = overBudget(0, 0);
       } finally {
         lock.unlock();
@@ -359,8 +358,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
           slots.remove(modelId);
           usedBytes -= s.bytes;
         }
-        version++;
-        changed.signalAll();
+        signalChangeLocked();
       } finally {
         lock.unlock();
       }
@@ -374,8 +372,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
         if (s != null) {
           usedBytes -= s.bytes;
         }
-        version++;
-        changed.signalAll();
+        signalChangeLocked();
       } finally {
         lock.unlock();
       }
@@ -389,12 +386,10 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
 
   /** One reserved place in the budget; guarded by {@link #lock}. */
   private static final class Slot {
-    final long seq;
     long bytes;
     boolean loading;
 
-    Slot(long seq, long bytes, boolean loading) {
-      this.seq = seq;
+    Slot(long bytes, boolean loading) {
       this.bytes = bytes;
       this.loading = loading;
     }
