@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.core.BaseModelManager;
 import dev.modelkeeper.core.CacheOptions;
+import dev.modelkeeper.core.LeaseDrainTimeoutException;
 import dev.modelkeeper.core.ManagerOptions;
 import dev.modelkeeper.core.ModelKeeperException;
 import dev.modelkeeper.core.ModelLease;
@@ -66,8 +67,15 @@ class FaultInjectionStressTest {
     /** base and a budget of four models and 250 bytes (models take 100 or 120 bytes). */
     BYTE_BUDGET,
     /** base alone, with leak detection on: contention without eviction. */
-    NO_BUDGET
+    NO_BUDGET,
+    /**
+     * base alone with a drain timeout of {@link #LIVENESS_DRAIN}: leases are held for at most a
+     * few milliseconds, so a removal that waits that long waits for nobody (a lost idle report).
+     */
+    LIVENESS
   }
+
+  static final Duration LIVENESS_DRAIN = Duration.ofSeconds(5);
 
   @Test
   void randomOperationsWithFaults_afterQuiescence_keepEveryInvariant() throws Exception {
@@ -211,7 +219,7 @@ class FaultInjectionStressTest {
       ManagerOptions.Builder options =
           ManagerOptions.builder()
               .lifecycleTimeout(Duration.ofMillis(10))
-              .drainTimeout(Duration.ofMillis(5))
+              .drainTimeout(variant == Variant.LIVENESS ? LIVENESS_DRAIN : Duration.ofMillis(5))
               .failureBackoff(Duration.ofMillis(1), Duration.ofMillis(4))
               .executor(asyncPool);
       if (variant == Variant.NO_BUDGET) {
@@ -370,6 +378,10 @@ class FaultInjectionStressTest {
             }
           }
         } catch (ModelKeeperException expected) {
+          if (variant == Variant.LIVENESS && expected instanceof LeaseDrainTimeoutException) {
+            violations.add(
+                name + " waited " + LIVENESS_DRAIN + " for leases held a few ms: an idle report was lost");
+          }
           totals.expectedFailures.increment();
           totals
               .failuresByType
