@@ -293,7 +293,12 @@ public class BaseModelManager implements ModelManager {
               touch(e);
               return null;
             }
-            continue; // it became READY after the lock-free attempt: lease it there
+            // it became READY after the lock-free attempt; under the monitor READY means open
+            int stripe = e.tryLease();
+            if (stripe < 0) {
+              throw new IllegalStateException("READY '" + id + "' is closed to leases");
+            }
+            return lease(e, stripe, waited);
           }
           if (phase == null) {
             failures.check(id);

@@ -8,6 +8,7 @@ import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.TestRegistry;
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.jetbrains.kotlinx.lincheck.Actor;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -15,6 +16,7 @@ import org.jetbrains.lincheck.datastructures.Validate;
 import org.jetbrains.lincheck.datastructures.verifier.EpsilonVerifier;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Model checking of one fixed scenario, every interleaving the checker reaches: {@code a} is
@@ -71,6 +73,7 @@ public class DrainModelCheckingTest {
   }
 
   @Test
+  @Timeout(value = 30, unit = TimeUnit.MINUTES) // beyond the default: -Dmodelkeeper.lincheck.scale
   public void removeRacingTwoLeases_alwaysFinishes() throws Exception {
     int invocations = 2_000 * LincheckRuns.SCALE;
     ExecutionScenario scenario =

@@ -10,6 +10,7 @@ import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.TestModel;
 import dev.modelkeeper.core.testkit.TestRegistry;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
@@ -17,6 +18,7 @@ import org.jetbrains.lincheck.datastructures.Validate;
 import org.jetbrains.lincheck.datastructures.verifier.EpsilonVerifier;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Model checking with eviction on: a budget of one model over {@code a}, {@code a} under the alias
@@ -89,6 +91,7 @@ public class EvictionModelCheckingTest {
   }
 
   @Test
+  @Timeout(value = 30, unit = TimeUnit.MINUTES) // beyond the default: -Dmodelkeeper.lincheck.scale
   public void evictingOperations_underModelChecking_keepInvariants() {
     int scenarios = 15;
     LincheckRuns.report(

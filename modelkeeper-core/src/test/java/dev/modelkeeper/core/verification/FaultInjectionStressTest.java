@@ -32,6 +32,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Fault-injection stress: many threads run random operations against a manager stack while
@@ -78,6 +79,7 @@ class FaultInjectionStressTest {
   static final Duration LIVENESS_DRAIN = Duration.ofSeconds(5);
 
   @Test
+  @Timeout(value = 60, unit = TimeUnit.MINUTES) // beyond the default: -Dmodelkeeper.stress.seconds
   void randomOperationsWithFaults_afterQuiescence_keepEveryInvariant() throws Exception {
     System.out.println(
         "[stress] seed "

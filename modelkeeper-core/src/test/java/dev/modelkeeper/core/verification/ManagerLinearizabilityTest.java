@@ -13,6 +13,7 @@ import dev.modelkeeper.core.testkit.TestModel;
 import dev.modelkeeper.core.testkit.TestRegistry;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
@@ -20,6 +21,7 @@ import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Linearizability of add, acquire (lease, use, close), remove, contains and get against a set of
@@ -105,6 +107,7 @@ public class ManagerLinearizabilityTest {
   }
 
   @Test
+  @Timeout(value = 30, unit = TimeUnit.MINUTES) // beyond the default: -Dmodelkeeper.lincheck.scale
   public void operations_underModelChecking_areLinearizableAndKeepInvariants() {
     int scenarios = 20;
     LincheckRuns.report(
@@ -121,6 +124,7 @@ public class ManagerLinearizabilityTest {
   }
 
   @Test
+  @Timeout(value = 30, unit = TimeUnit.MINUTES) // beyond the default: -Dmodelkeeper.lincheck.scale
   public void operations_underStress_areLinearizableAndKeepInvariants() {
     int scenarios = 30;
     LincheckRuns.report(
