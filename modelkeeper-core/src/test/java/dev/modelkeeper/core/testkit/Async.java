@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A call running on its own thread, joined with a timeout so that a hang fails the test instead of
@@ -68,6 +69,24 @@ public final class Async<T> {
       return e;
     }
     throw new AssertionError(thread.getName() + " returned normally");
+  }
+
+  /**
+   * Waits until the call has finished or its thread is parked (waiting for something else); fails
+   * if neither happens within {@link Gate#TIMEOUT_SECONDS}. Polls the thread's state.
+   */
+  public void awaitBlockedOrDone() {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Gate.TIMEOUT_SECONDS);
+    while (!isDone()) {
+      Thread.State state = thread.getState();
+      if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(thread.getName() + " neither finished nor blocked");
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // polling a condition, not ordering
+    }
   }
 
   public boolean isDone() {

@@ -19,15 +19,13 @@ import dev.modelkeeper.core.testkit.Async;
 import dev.modelkeeper.core.testkit.FakeTicker;
 import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.core.testkit.Invariants;
+import dev.modelkeeper.core.testkit.QuietLogs;
 import dev.modelkeeper.core.testkit.TestRegistry;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.logging.Level;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Every wait of the lifecycle ends: by a timeout, by an interrupt (which stays set on the
@@ -35,6 +33,7 @@ import org.junit.jupiter.api.Test;
  * room are given deadlines far beyond the join timeout, so a lost wake-up fails the test instead of
  * being rescued by the deadline.
  */
+@ExtendWith(QuietLogs.class)
 class InterruptsAndWakeupsTest {
 
   private static final Duration LONG = Duration.ofSeconds(60);
@@ -48,34 +47,28 @@ class InterruptsAndWakeupsTest {
               .lifecycleTimeout(LONG)
               .drainTimeout(LONG)
               .build());
-  private final Logger core = Logger.getLogger("dev.modelkeeper.core");
-  private Level level;
+  /** How a call ended: its failure, and whether its thread's interrupt flag was set afterwards. */
+  private record Ending(Throwable failure, boolean interruptFlag) {}
 
-  @BeforeEach
-  void quiet() {
-    level = core.getLevel();
-    core.setLevel(Level.OFF);
-  }
-
-  @AfterEach
-  void restore() {
-    core.setLevel(level);
-  }
-
-  /** Runs {@code call} on a thread that is interrupted first; returns the failure and the flag after it. */
-  private static Map.Entry<Throwable, Boolean> interrupted(Callable<?> call) throws Exception {
+  /** Runs {@code call} on its own thread, interrupted first when asked; the caller joins it. */
+  private static Async<Ending> start(String name, boolean interruptFirst, Callable<?> call) {
     return Async.call(
-            "interrupted caller",
-            () -> {
-              Thread.currentThread().interrupt();
-              try {
-                call.call();
-                return Map.<Throwable, Boolean>entry(new AssertionError("returned normally"), false);
-              } catch (Exception e) {
-                return Map.<Throwable, Boolean>entry(e, Thread.currentThread().isInterrupted());
-              }
-            })
-        .join();
+        name,
+        () -> {
+          if (interruptFirst) {
+            Thread.currentThread().interrupt();
+          }
+          try {
+            call.call();
+            return new Ending(new AssertionError("returned normally"), false);
+          } catch (Exception e) {
+            return new Ending(e, Thread.currentThread().isInterrupted());
+          }
+        });
+  }
+
+  private static Ending interrupted(Callable<?> call) throws Exception {
+    return start("interrupted caller", true, call).join();
   }
 
   private WithFixedSizeCache cache(int maxSize) {
@@ -91,11 +84,11 @@ class InterruptsAndWakeupsTest {
     Async<Void> loader = Async.run("load a", () -> base.addModel("a", "key"));
     constructing.awaitEntered();
     try {
-      Map.Entry<Throwable, Boolean> outcome = interrupted(() -> base.acquire("a", "key"));
-      assertThat(outcome.getKey())
+      Ending outcome = interrupted(() -> base.acquire("a", "key"));
+      assertThat(outcome.failure())
           .isInstanceOf(LifecycleInterruptedException.class)
           .hasMessage("interrupted while waiting for the lifecycle of 'a'");
-      assertThat(outcome.getValue()).as("interrupt flag kept").isTrue();
+      assertThat(outcome.interruptFlag()).as("interrupt flag kept").isTrue();
     } finally {
       constructing.open();
     }
@@ -106,14 +99,14 @@ class InterruptsAndWakeupsTest {
   @Test
   void interruptedWhileRemoveDrainsLeases_failsKeepsTheFlagAndTheModelStaysLeasable() throws Exception {
     ModelLease held = base.acquire("a", "key");
-    Map.Entry<Throwable, Boolean> outcome = interrupted(() -> {
+    Ending outcome = interrupted(() -> {
       base.remove("a");
       return null;
     });
-    assertThat(outcome.getKey())
+    assertThat(outcome.failure())
         .isInstanceOf(LifecycleInterruptedException.class)
         .hasMessage("interrupted while remove of 'a' waited for leases to close");
-    assertThat(outcome.getValue()).as("interrupt flag kept").isTrue();
+    assertThat(outcome.interruptFlag()).as("interrupt flag kept").isTrue();
     try (ModelLease another = base.acquire("a", "key")) {
       assertThat(another.model()).isSameAs(held.model());
     }
@@ -126,24 +119,21 @@ class InterruptsAndWakeupsTest {
   void interruptedWhileWaitingForRoom_failsAndKeepsTheFlag() throws Exception {
     WithFixedSizeCache cache = cache(1);
     try (ModelLease held = cache.acquire("a", "key")) {
-      Async<Map.Entry<Throwable, Boolean>> loader =
-          Async.call(
+      Async<Ending> loader =
+          start(
               "load b",
+              false,
               () -> {
-                try {
-                  cache.addModel("b", "key");
-                  return Map.<Throwable, Boolean>entry(new AssertionError("returned normally"), false);
-                } catch (Exception e) {
-                  return Map.<Throwable, Boolean>entry(e, Thread.currentThread().isInterrupted());
-                }
+                cache.addModel("b", "key");
+                return null;
               });
       await().atMost(Duration.ofSeconds(10)).until(() -> cache.stats().capacityWaits() == 1);
       loader.thread().interrupt();
-      Map.Entry<Throwable, Boolean> outcome = loader.join();
-      assertThat(outcome.getKey())
+      Ending outcome = loader.join();
+      assertThat(outcome.failure())
           .isInstanceOf(LifecycleInterruptedException.class)
           .hasMessage("interrupted while 'b' waited for room in the budget");
-      assertThat(outcome.getValue()).as("interrupt flag kept").isTrue();
+      assertThat(outcome.interruptFlag()).as("interrupt flag kept").isTrue();
       assertThat(held.model()).isNotNull();
     }
     assertThat(cache.keys()).containsExactly("a");
@@ -154,11 +144,11 @@ class InterruptsAndWakeupsTest {
   @Test
   void interruptedBeforeTakingTheBudgetLock_failsAndKeepsTheFlag() throws Exception {
     WithFixedSizeCache cache = cache(1);
-    Map.Entry<Throwable, Boolean> outcome = interrupted(cache::usedSlots);
-    assertThat(outcome.getKey())
+    Ending outcome = interrupted(cache::usedSlots);
+    assertThat(outcome.failure())
         .isInstanceOf(LifecycleInterruptedException.class)
         .hasMessage("interrupted while waiting for the LRU lock");
-    assertThat(outcome.getValue()).as("interrupt flag kept").isTrue();
+    assertThat(outcome.interruptFlag()).as("interrupt flag kept").isTrue();
   }
 
   @Test
@@ -168,22 +158,19 @@ class InterruptsAndWakeupsTest {
           throw new InterruptedException("clear interrupted");
         };
     BaseModelManager m = new BaseModelManager(registry, Map.of("m", stubborn));
-    Async<Map.Entry<Throwable, Boolean>> remover =
-        Async.call(
-            "remove m",
-            () -> {
-              try {
-                m.remove("m");
-                return Map.<Throwable, Boolean>entry(new AssertionError("returned normally"), false);
-              } catch (Exception e) {
-                return Map.<Throwable, Boolean>entry(e, Thread.currentThread().isInterrupted());
-              }
-            });
-    Map.Entry<Throwable, Boolean> outcome = remover.join();
-    assertThat(outcome.getKey())
+    Ending outcome =
+        start(
+                "remove m",
+                false,
+                () -> {
+                  m.remove("m");
+                  return null;
+                })
+            .join();
+    assertThat(outcome.failure())
         .isInstanceOf(ModelUnloadException.class)
         .hasRootCauseInstanceOf(InterruptedException.class);
-    assertThat(outcome.getValue()).as("interrupt flag restored").isTrue();
+    assertThat(outcome.interruptFlag()).as("interrupt flag restored").isTrue();
     assertThat(m.contains("m")).isTrue();
   }
 

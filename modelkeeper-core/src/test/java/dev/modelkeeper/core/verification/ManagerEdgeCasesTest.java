@@ -16,35 +16,20 @@ import dev.modelkeeper.core.RemovalCause;
 import dev.modelkeeper.core.testkit.Async;
 import dev.modelkeeper.core.testkit.FakeTicker;
 import dev.modelkeeper.core.testkit.Gate;
+import dev.modelkeeper.core.testkit.QuietLogs;
 import dev.modelkeeper.core.testkit.TestModel;
 import dev.modelkeeper.core.testkit.TestRegistry;
 import java.time.Duration;
 import java.util.Map;
-import java.util.logging.Level;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Edge cases of the base manager that the mutation report showed untested. */
+@ExtendWith(QuietLogs.class)
 class ManagerEdgeCasesTest {
 
   private final FakeTicker ticker = FakeTicker.manual();
   private final TestRegistry registry = TestRegistry.of("a", "b");
-  private final Logger core = Logger.getLogger("dev.modelkeeper.core");
-  private Level level;
-
-  @BeforeEach
-  void quiet() {
-    level = core.getLevel();
-    core.setLevel(Level.OFF);
-  }
-
-  @AfterEach
-  void restore() {
-    core.setLevel(level);
-  }
-
   private BaseModelManager manager(ManagerOptions.Builder options) {
     return new BaseModelManager(registry, options.ticker(ticker).build());
   }
@@ -254,11 +239,8 @@ class ManagerEdgeCasesTest {
                 return lease.model() != null;
               }
             });
-    long deadline = System.nanoTime() + Duration.ofSeconds(Gate.TIMEOUT_SECONDS).toNanos();
-    while (waiter.thread().getState() != Thread.State.TIMED_WAITING) { // it waits for the load
-      assertThat(System.nanoTime()).as("waiter never blocked on the load").isLessThan(deadline);
-      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // polling a condition
-    }
+    waiter.awaitBlockedOrDone(); // it waits for the load
+    assertThat(waiter.isDone()).as("the waiter returned before the load finished").isFalse();
     constructing.open();
     holder.join();
     assertThat(waiter.join()).isTrue();

@@ -13,9 +13,6 @@ import dev.modelkeeper.core.testkit.FakeTicker;
 import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.TestRegistry;
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,7 +39,7 @@ class OrderingAndIsolationTest {
     clearing.awaitEntered();
 
     Async<Void> add = Async.run("add", () -> top.addModel("a", "key"));
-    awaitBlockedOrDone(add);
+    add.awaitBlockedOrDone();
     clearing.open();
     remove.join();
     add.join();
@@ -61,7 +58,7 @@ class OrderingAndIsolationTest {
     clearing.awaitEntered();
 
     Async<Void> add = Async.run("add", () -> top.addModel("a", "key", "x"));
-    awaitBlockedOrDone(add);
+    add.awaitBlockedOrDone();
     clearing.open();
     remove.join();
     add.join();
@@ -118,20 +115,5 @@ class OrderingAndIsolationTest {
     removeA.join();
     assertThat(top.keys()).isEmpty();
     assertThat(Invariants.checkQuiescent(top, base, cache, registry, true)).isEmpty();
-  }
-
-  /** Waits until the call has finished or parked (it waits for the other lifecycle operation). */
-  private static void awaitBlockedOrDone(Async<?> call) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Gate.TIMEOUT_SECONDS);
-    while (!call.isDone()) {
-      Thread.State state = call.thread().getState();
-      if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING) {
-        return;
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError(call.thread().getName() + " neither finished nor blocked");
-      }
-      LockSupport.parkNanos(Duration.ofMillis(1).toNanos()); // polling a condition, not ordering
-    }
   }
 }
