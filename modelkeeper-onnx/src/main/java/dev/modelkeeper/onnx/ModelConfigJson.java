@@ -45,7 +45,38 @@ final class ModelConfigJson {
       }
       expected = (Long) e;
     }
-    return new ModelConfig(description, labels, expected);
+    List<Integer> preferred = new ArrayList<>();
+    Object p = map.get("preferred_batch_sizes");
+    if (p != null) {
+      if (!(p instanceof List)) {
+        throw new IllegalArgumentException(
+            "config key \"preferred_batch_sizes\" must be an array of integers");
+      }
+      for (Object o : (List<?>) p) {
+        preferred.add((int) integer("preferred_batch_sizes", o, Integer.MAX_VALUE));
+      }
+    }
+    ModelConfig.Execution execution =
+        new ModelConfig.Execution(
+            (int) integer("max_batch_size", map.get("max_batch_size"), Integer.MAX_VALUE),
+            integer("max_queue_delay", map.get("max_queue_delay"), Long.MAX_VALUE),
+            preferred,
+            (int) integer("max_concurrency", map.get("max_concurrency"), Integer.MAX_VALUE),
+            (int) integer("intra_op_threads", map.get("intra_op_threads"), Integer.MAX_VALUE),
+            (int) integer("inter_op_threads", map.get("inter_op_threads"), Integer.MAX_VALUE));
+    return new ModelConfig(description, labels, expected, execution);
+  }
+
+  /** An optional integer key's value, -1 when absent. */
+  private static long integer(String key, Object value, long max) {
+    if (value == null) {
+      return -1;
+    }
+    if (!(value instanceof Long) || (Long) value < 0 || (Long) value > max) {
+      throw new IllegalArgumentException(
+          "config key \"" + key + "\" must be a non-negative integer up to " + max);
+    }
+    return (Long) value;
   }
 
   static String write(ModelConfig config) {
@@ -59,6 +90,21 @@ final class ModelConfigJson {
     if (config.expectedSizeBytes() >= 0) {
       sb.append(",\n  \"expected_size_bytes\": ").append(config.expectedSizeBytes());
     }
+    ModelConfig.Execution x = config.execution();
+    field(sb, "max_batch_size", x.maxBatchSize());
+    field(sb, "max_queue_delay", x.maxQueueDelayMicros());
+    if (!x.preferredBatchSizes().isEmpty()) {
+      sb.append(",\n  \"preferred_batch_sizes\": ").append(x.preferredBatchSizes());
+    }
+    field(sb, "max_concurrency", x.maxConcurrency());
+    field(sb, "intra_op_threads", x.intraOpThreads());
+    field(sb, "inter_op_threads", x.interOpThreads());
     return sb.append("\n}\n").toString();
+  }
+
+  private static void field(StringBuilder sb, String key, long value) {
+    if (value >= 0) {
+      sb.append(",\n  \"").append(key).append("\": ").append(value);
+    }
   }
 }

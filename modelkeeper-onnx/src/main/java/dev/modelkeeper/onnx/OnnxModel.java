@@ -45,6 +45,7 @@ public final class OnnxModel implements InferenceModel {
   private static final long TRIM_MIN_BYTES = 1 << 20;
 
   private final ModelMetadata metadata;
+  private final ModelConfig config;
   private final long sizeBytes;
   private final Map<String, TensorSpec> inputSpecs;
   private final Map<String, TensorSpec> outputSpecs;
@@ -57,11 +58,13 @@ public final class OnnxModel implements InferenceModel {
 
   private OnnxModel(
       ModelMetadata metadata,
+      ModelConfig config,
       long sizeBytes,
       OrtSession session,
       OrtSession.SessionOptions sessionOptions,
       boolean trimOnClose) {
     this.metadata = metadata;
+    this.config = config;
     this.trimOnClose = trimOnClose;
     this.sizeBytes = sizeBytes;
     this.session = session;
@@ -95,9 +98,13 @@ public final class OnnxModel implements InferenceModel {
     OrtSession.SessionOptions opts = null;
     OrtSession session = null;
     try {
+      OnnxModelOptions threads = options.overriddenBy(config.execution());
       opts = new OrtSession.SessionOptions();
-      opts.setIntraOpNumThreads(options.intraOpThreads());
-      opts.setInterOpNumThreads(1);
+      opts.setIntraOpNumThreads(threads.intraOpThreads());
+      opts.setInterOpNumThreads(threads.interOpThreads());
+      if (threads.interOpThreads() > 1) { // inter-op threads only run in parallel mode
+        opts.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.PARALLEL);
+      }
       opts.setCPUArenaAllocator(options.cpuArena());
       opts.setMemoryPatternOptimization(options.cpuArena());
       session = env.createSession(modelFile.toString(), opts);
@@ -110,7 +117,7 @@ public final class OnnxModel implements InferenceModel {
               specs(id, session.getOutputInfo()),
               config.description(),
               config.labels());
-      return new OnnxModel(metadata, size, session, opts, options.trimNativeHeapOnClose());
+      return new OnnxModel(metadata, config, size, session, opts, options.trimNativeHeapOnClose());
     } catch (OrtException | RuntimeException e) {
       closeQuietly(session, opts);
       if (e instanceof ModelLoadException) {
@@ -123,6 +130,11 @@ public final class OnnxModel implements InferenceModel {
   @Override
   public ModelMetadata metadata() {
     return metadata;
+  }
+
+  @Override
+  public ModelConfig config() {
+    return config;
   }
 
   /** The size of the model file in bytes. */

@@ -145,7 +145,8 @@ class DemoModelsTest {
   void list_demoRepository_hasEveryModelWithDescriptions() {
     List<RepositoryEntry> entries = registry.list();
     assertThat(entries).extracting(RepositoryEntry::id)
-        .containsExactly("iris/1", "mlp-medium/1", "mlp-small/1", "mlp-small/2", "types/1");
+        .containsExactly(
+            "convnet/1", "iris/1", "mlp-medium/1", "mlp-small/1", "mlp-small/2", "types/1");
     assertThat(entries).allSatisfy(e -> {
       assertThat(e.description()).isNotBlank();
       assertThat(e.sizeBytes()).isPositive();

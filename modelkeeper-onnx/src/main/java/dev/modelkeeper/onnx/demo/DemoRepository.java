@@ -29,6 +29,8 @@ import java.util.function.Supplier;
  *   <tr><td>mlp-small/2</td><td>input FP32 [-1,8]</td><td>output FP32 [-1,4]</td></tr>
  *   <tr><td>mlp-medium/1</td><td>input FP32 [-1,64]</td><td>output FP32 [-1,16]</td></tr>
  *   <tr><td>types/1</td><td colspan="2">see {@link DatatypeDemo}</td></tr>
+ *   <tr><td>convnet/1</td><td>image FP32 [-1,3,64,64]</td>
+ *       <td>probabilities FP32 [-1,10], label INT64 [-1] (see {@link ConvNet})</td></tr>
  * </table>
  *
  * <p>The MLPs are {@link Mlp#random} with the seeds and widths of {@link #MLP_SMALL_V1}, {@link
@@ -45,10 +47,16 @@ public final class DemoRepository {
   public static final MlpSpec MLP_MEDIUM = new MlpSpec(13, 64, 256, 256, 16);
 
   /** The model names in the demo repository. */
-  public static final List<String> MODEL_NAMES = List.of("iris", "mlp-medium", "mlp-small", "types");
+  public static final List<String> MODEL_NAMES =
+      List.of("convnet", "iris", "mlp-medium", "mlp-small", "types");
+  /** Seed of {@code convnet/1}'s weights. */
+  public static final long CONVNET_SEED = 14;
+  /** The execution settings in {@code convnet/1}'s config: batches of up to 32 rows. */
+  public static final ModelConfig.Execution CONVNET_EXECUTION =
+      new ModelConfig.Execution(32, 200, List.of(), -1, -1, -1);
 
   private static final String MARKER = ".modelkeeper-demo";
-  private static final String MARKER_CONTENT = "demo repository format 1\n";
+  private static final String MARKER_CONTENT = "demo repository format 2\n";
 
   /**
    * The seed and layer widths of a demo MLP. Thread-safe when the sizes array is not modified.
@@ -97,6 +105,10 @@ public final class DemoRepository {
           write(dir, "types", "1", DatatypeDemo::graph, new ModelConfig(
               "One input per datatype: numbers doubled, bools negated, others echoed",
               List.of(), -1));
+          write(dir, "convnet", "1", () -> ConvNet.graph("convnet", CONVNET_SEED), new ModelConfig(
+              "Convolutional image classifier (3x64x64 RGB in, 10 classes, random weights);"
+                  + " batches up to 32 images per run",
+              List.of(), -1, CONVNET_EXECUTION));
           Manifest.writeTo(dir);
           Files.writeString(marker, MARKER_CONTENT, StandardCharsets.UTF_8);
           return dir;

@@ -67,9 +67,11 @@ public final class OnnxGraphBuilder {
   private static final int ATTR_NAME = 1;
   private static final int ATTR_F = 2;
   private static final int ATTR_I = 3;
+  private static final int ATTR_INTS = 8;
   private static final int ATTR_TYPE = 20;
   private static final int ATTR_TYPE_FLOAT = 1;
   private static final int ATTR_TYPE_INT = 2;
+  private static final int ATTR_TYPE_INTS = 7;
   // TensorProto fields
   private static final int TENSOR_DIMS = 1;
   private static final int TENSOR_DATA_TYPE = 2;
@@ -85,18 +87,23 @@ public final class OnnxGraphBuilder {
   private static final int DIM_VALUE = 1;
   private static final int DIM_PARAM = 2;
 
-  /** A node attribute; build with {@link #intAttr} or {@link #floatAttr}. Immutable and thread-safe. */
+  /**
+   * A node attribute; build with {@link #intAttr}, {@link #intsAttr} or {@link #floatAttr}.
+   * Immutable and thread-safe.
+   */
   public static final class Attribute {
     private final String name;
     private final boolean isInt;
     private final long intValue;
     private final float floatValue;
+    private final long[] intsValue; // non-null for an INTS attribute
 
-    private Attribute(String name, boolean isInt, long intValue, float floatValue) {
+    private Attribute(String name, boolean isInt, long intValue, float floatValue, long[] ints) {
       this.name = Objects.requireNonNull(name, "name");
       this.isInt = isInt;
       this.intValue = intValue;
       this.floatValue = floatValue;
+      this.intsValue = ints;
     }
   }
 
@@ -113,11 +120,16 @@ public final class OnnxGraphBuilder {
   }
 
   public static Attribute intAttr(String name, long value) {
-    return new Attribute(name, true, value, 0);
+    return new Attribute(name, true, value, 0, null);
+  }
+
+  /** A list-of-integers attribute, e.g. a convolution's {@code kernel_shape} or {@code pads}. */
+  public static Attribute intsAttr(String name, long... values) {
+    return new Attribute(name, true, 0, 0, values.clone());
   }
 
   public static Attribute floatAttr(String name, float value) {
-    return new Attribute(name, false, 0, value);
+    return new Attribute(name, false, 0, value, null);
   }
 
   /** The ONNX {@code TensorProto.DataType} code of a datatype. */
@@ -198,7 +210,12 @@ public final class OnnxGraphBuilder {
     n.string(NODE_OP_TYPE, opType);
     for (Attribute a : attributes) {
       ProtoWriter aw = new ProtoWriter().string(ATTR_NAME, a.name);
-      if (a.isInt) {
+      if (a.intsValue != null) {
+        for (long v : a.intsValue) {
+          aw.int64(ATTR_INTS, v);
+        }
+        aw.int64(ATTR_TYPE, ATTR_TYPE_INTS);
+      } else if (a.isInt) {
         aw.int64(ATTR_I, a.intValue).int64(ATTR_TYPE, ATTR_TYPE_INT);
       } else {
         aw.float32(ATTR_F, a.floatValue).int64(ATTR_TYPE, ATTR_TYPE_FLOAT);
