@@ -33,9 +33,10 @@ import org.slf4j.LoggerFactory;
  * down gracefully: it stops accepting connections, lets in-flight requests finish (bounded by the
  * shutdown timeout), then unloads every model.
  *
- * <p>Threads: HTTP requests arrive on Jetty's threads; anything that may load, run or unload a
- * model runs on the server's worker pool ({@link ServerConfig#workerThreads()}), bounded by the
- * request timeout.
+ * <p>Threads: HTTP requests arrive on Jetty's threads; request decoding and anything that may
+ * load or unload a model runs on the server's worker pool ({@link ServerConfig#workerThreads()}),
+ * bounded by the request timeout; inference is queued on its model's own executor ({@link
+ * ModelExecutors}: a bounded queue, a concurrency limit and dynamic batching per model).
  */
 public final class ModelKeeperServer implements AutoCloseable {
 
@@ -47,6 +48,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final ModelResolver resolver;
   private final ServerMetrics metrics;
   private final RequestRunner runner;
+  private final ModelExecutors executors;
   private final ServerState state = new ServerState();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Map<String, ModelTarget> startupModels;
@@ -82,11 +84,12 @@ public final class ModelKeeperServer implements AutoCloseable {
       manager.pin(startupModels.get(pin).key());
     }
     this.runner = new RequestRunner(config.workerThreads(), config.requestTimeout(), errors);
+    this.executors = ModelExecutors.create(manager, config, metrics);
     TensorCodec codec = new TensorCodec();
     RequestIds requestIds = new RequestIds();
     BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
     OipRoutes oip =
-        new OipRoutes(manager, resolver, events, metrics, codec, json, runner, state);
+        new OipRoutes(manager, resolver, events, metrics, codec, json, runner, executors, state);
     RepositoryRoutes repository = new RepositoryRoutes(manager, resolver, events, json, runner);
     ManagementRoutes management = new ManagementRoutes(manager, resolver, events, json, runner);
     this.app =
@@ -167,6 +170,7 @@ public final class ModelKeeperServer implements AutoCloseable {
       server.app.start();
     } catch (RuntimeException e) {
       server.runner.shutdown(Duration.ZERO);
+      server.executors.shutdown(Duration.ZERO);
       throw new InvalidConfigException(
           "port",
           "cannot listen on " + config.host() + ":" + config.port() + ": " + rootMessage(e));
@@ -276,6 +280,9 @@ public final class ModelKeeperServer implements AutoCloseable {
     }
     if (!runner.shutdown(config.shutdownTimeout())) {
       LOG.warn("some model operations were still running after {}", config.shutdownTimeout());
+    }
+    if (!executors.shutdown(config.shutdownTimeout())) {
+      LOG.warn("some inferences were still queued or running after {}", config.shutdownTimeout());
     }
     try {
       manager.clear();

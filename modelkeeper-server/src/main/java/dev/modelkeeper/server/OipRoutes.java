@@ -33,6 +33,7 @@ final class OipRoutes {
   private final InferResponses responses;
   private final Json json;
   private final RequestRunner runner;
+  private final ModelExecutors executors;
   private final ServerState state;
 
   OipRoutes(
@@ -43,6 +44,7 @@ final class OipRoutes {
       TensorCodec codec,
       Json json,
       RequestRunner runner,
+      ModelExecutors executors,
       ServerState state) {
     this.manager = manager;
     this.resolver = resolver;
@@ -52,6 +54,7 @@ final class OipRoutes {
     this.responses = new InferResponses(json);
     this.json = json;
     this.runner = runner;
+    this.executors = executors;
     this.state = state;
   }
 
@@ -142,26 +145,22 @@ final class OipRoutes {
   private void infer(Context ctx, String version) {
     String name = ctx.pathParam("model");
     byte[] body = ctx.bodyAsBytes();
-    runner.submit(
+    runner.submitAsync(
         ctx,
-        () -> {
+        deadline -> {
           ModelTarget t = resolver.resolve(name, version);
           InferRequest request = codec.parseInfer(json.read(body));
-          Map<String, Tensor> outputs;
-          String loadedVersion;
-          try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-            InferenceModel model = inferenceModel(lease);
-            long start = System.nanoTime();
-            outputs = model.infer(request.inputs(), request.outputs());
-            metrics.inference(t.key(), System.nanoTime() - start);
-            loadedVersion = model.metadata().version();
-          }
-          return HttpResult.json(
-              200, responses.inferResponse(name, loadedVersion, request.id(), outputs));
+          // queued on the model's own executor, which batches, leases and runs it
+          return executors
+              .infer(t, request.inputs(), request.outputs(), deadline)
+              .thenApply(
+                  outputs ->
+                      HttpResult.json(
+                          200, responses.inferResponse(name, t.version(), request.id(), outputs)));
         });
   }
 
-  private static InferenceModel inferenceModel(ModelLease lease) {
+  static InferenceModel inferenceModel(ModelLease lease) {
     if (!(lease.model() instanceof InferenceModel)) {
       throw new IllegalStateException(
           "model '" + lease.modelId() + "' is a " + lease.model().getClass().getName()

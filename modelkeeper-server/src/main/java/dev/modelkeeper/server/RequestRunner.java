@@ -28,6 +28,16 @@ final class RequestRunner {
     HttpResult run() throws Exception;
   }
 
+  /**
+   * An action that starts the response on a worker thread and finishes it elsewhere (a model's
+   * executor); {@code deadlineNanos} is the {@link System#nanoTime()} instant the request times out.
+   * When the request times out, the returned future is cancelled.
+   */
+  @FunctionalInterface
+  interface AsyncAction {
+    CompletableFuture<HttpResult> start(long deadlineNanos) throws Exception;
+  }
+
   private static final Duration BUSY_RETRY = Duration.ofSeconds(1);
   private static final AtomicInteger POOLS = new AtomicInteger();
 
@@ -57,13 +67,45 @@ final class RequestRunner {
 
   /** Answers {@code ctx} with what {@code action} returns or throws on a worker thread. */
   void submit(Context ctx, Action action) {
-    String requestId = RequestIds.of(ctx);
     CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
+    execute(ctx, outcome, () -> outcome.complete(action.run()));
+  }
+
+  /**
+   * Answers {@code ctx} with what the future {@code action} starts on a worker thread completes
+   * with; the worker is free as soon as the action returns its future.
+   */
+  void submitAsync(Context ctx, AsyncAction action) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
+    execute(
+        ctx,
+        outcome,
+        () -> {
+          CompletableFuture<HttpResult> started = action.start(deadline);
+          started.whenComplete(
+              (r, t) -> {
+                if (t != null) {
+                  outcome.completeExceptionally(t);
+                } else {
+                  outcome.complete(r);
+                }
+              });
+          outcome.whenComplete((r, t) -> started.cancel(false)); // a no-op once it completed
+        });
+  }
+
+  private interface Step {
+    void run() throws Exception;
+  }
+
+  private void execute(Context ctx, CompletableFuture<HttpResult> outcome, Step step) {
+    String requestId = RequestIds.of(ctx);
     try {
       workers.execute(
           () -> {
             try {
-              outcome.complete(action.run());
+              step.run();
             } catch (Throwable t) {
               outcome.completeExceptionally(t);
             }

@@ -31,6 +31,10 @@ public final class ServerConfig {
   private final Duration shutdownTimeout;
   private final long maxRequestBytes;
   private final int workerThreads;
+  private final int maxBatchSize;
+  private final Duration maxQueueDelay;
+  private final int maxConcurrency;
+  private final int maxQueueSize;
   private final String authToken;
   private final List<String> preload;
   private final List<String> pin;
@@ -50,6 +54,10 @@ public final class ServerConfig {
     this.shutdownTimeout = b.shutdownTimeout;
     this.maxRequestBytes = b.maxRequestBytes;
     this.workerThreads = b.workerThreads;
+    this.maxBatchSize = b.maxBatchSize;
+    this.maxQueueDelay = b.maxQueueDelay;
+    this.maxConcurrency = b.maxConcurrency;
+    this.maxQueueSize = b.maxQueueSize;
     this.authToken = b.authToken;
     this.preload = List.copyOf(b.preload);
     this.pin = List.copyOf(b.pin);
@@ -128,9 +136,39 @@ public final class ServerConfig {
     return maxRequestBytes;
   }
 
-  /** Threads that run model operations (inference, load, unload); default 64. */
+  /** Threads that decode requests and run loads and unloads; default 64. */
   public int workerThreads() {
     return workerThreads;
+  }
+
+  /**
+   * The most rows one batched run of a model concatenates, for models whose config does not say
+   * ({@code max_batch_size}); 1 (the default) runs every request alone.
+   */
+  public int maxBatchSize() {
+    return maxBatchSize;
+  }
+
+  /**
+   * How long the oldest queued request of a model waits for more rows before a partial batch runs,
+   * for models whose config does not say ({@code max_queue_delay}); default 0: whatever has queued
+   * runs at once.
+   */
+  public Duration maxQueueDelay() {
+    return maxQueueDelay;
+  }
+
+  /**
+   * The most runs of one model at once, for models whose config does not say ({@code
+   * max_concurrency}); default 4.
+   */
+  public int maxConcurrency() {
+    return maxConcurrency;
+  }
+
+  /** The most requests queued for one model; more are answered 503 (default 256). */
+  public int maxQueueSize() {
+    return maxQueueSize;
   }
 
   /** The bearer token management endpoints require, or null when they are open (the default). */
@@ -181,6 +219,10 @@ public final class ServerConfig {
     private Duration shutdownTimeout = Duration.ofSeconds(30);
     private long maxRequestBytes = 32L << 20;
     private int workerThreads = 64;
+    private int maxBatchSize = 1;
+    private Duration maxQueueDelay = Duration.ZERO;
+    private int maxConcurrency = 4;
+    private int maxQueueSize = 256;
     private String authToken;
     private final List<String> preload = new ArrayList<>();
     private final List<String> pin = new ArrayList<>();
@@ -255,6 +297,26 @@ public final class ServerConfig {
       return this;
     }
 
+    public Builder maxBatchSize(int rows) {
+      this.maxBatchSize = rows;
+      return this;
+    }
+
+    public Builder maxQueueDelay(Duration d) {
+      this.maxQueueDelay = d;
+      return this;
+    }
+
+    public Builder maxConcurrency(int runs) {
+      this.maxConcurrency = runs;
+      return this;
+    }
+
+    public Builder maxQueueSize(int requests) {
+      this.maxQueueSize = requests;
+      return this;
+    }
+
     /** Requires {@code Authorization: Bearer <token>} on management endpoints; null turns it off. */
     public Builder authToken(String token) {
       this.authToken = token;
@@ -306,6 +368,13 @@ public final class ServerConfig {
         throw new InvalidConfigException(
             "worker-threads", "must be at least 1, was " + workerThreads);
       }
+      atLeastOne("max-batch-size", maxBatchSize);
+      atLeastOne("max-concurrency", maxConcurrency);
+      atLeastOne("max-queue-size", maxQueueSize);
+      if (maxQueueDelay == null || maxQueueDelay.isNegative()) {
+        throw new InvalidConfigException(
+            "max-queue-delay", "must not be negative, was " + maxQueueDelay);
+      }
       if (authToken != null && authToken.isBlank()) {
         throw new InvalidConfigException("auth-token", "must not be blank when given");
       }
@@ -317,6 +386,12 @@ public final class ServerConfig {
             pin.size() + " pinned models cannot fit a budget of max-models=" + maxModels);
       }
       return new ServerConfig(this);
+    }
+
+    private static void atLeastOne(String setting, int value) {
+      if (value < 1) {
+        throw new InvalidConfigException(setting, "must be at least 1, was " + value);
+      }
     }
 
     private static void positive(String setting, Duration d) {

@@ -6,6 +6,7 @@ import dev.modelkeeper.core.Model;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.RemovalCause;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -35,7 +36,14 @@ import java.util.function.ToDoubleFunction;
  *   <tr><td>modelkeeper_model_load_seconds</td><td>histogram of constructor time</td></tr>
  *   <tr><td>modelkeeper_http_requests_total{method,route,status},
  *       modelkeeper_http_request_seconds{method,route}</td><td>every request</td></tr>
- *   <tr><td>modelkeeper_inference_seconds{model}</td><td>histogram of model run time</td></tr>
+ *   <tr><td>modelkeeper_inference_seconds{model}</td><td>histogram of model run time (one
+ *       batched run counts once)</td></tr>
+ *   <tr><td>modelkeeper_batch_size{model}</td><td>histogram of rows per model run</td></tr>
+ *   <tr><td>modelkeeper_queue_delay_seconds{model}</td><td>histogram of the time requests
+ *       waited in their model's queue</td></tr>
+ *   <tr><td>modelkeeper_queue_depth{model}</td><td>requests queued for the model now</td></tr>
+ *   <tr><td>modelkeeper_queue_rejections_total{model}</td><td>requests refused (503) because
+ *       the model's queue was full</td></tr>
  * </table>
  */
 final class ServerMetrics implements LifecycleListener {
@@ -52,6 +60,8 @@ final class ServerMetrics implements LifecycleListener {
     Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
     Duration.ofSeconds(1), Duration.ofSeconds(5)
   };
+
+  private static final double[] BATCH_BUCKETS = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final ModelManager manager;
@@ -121,6 +131,58 @@ final class ServerMetrics implements LifecycleListener {
                     .serviceLevelObjectives(INFERENCE_BUCKETS)
                     .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * The metrics of one model's executor; {@code queueDepth} is read at each scrape. Called once
+   * per model.
+   */
+  ModelExecutor.Metrics executor(String modelId, java.util.function.IntSupplier queueDepth) {
+    Gauge.builder("modelkeeper.queue.depth", queueDepth, IntSupplierGauge::read)
+        .description("requests queued for the model now")
+        .tag("model", modelId)
+        .strongReference(true)
+        .register(registry);
+    Counter rejections =
+        Counter.builder("modelkeeper.queue.rejections")
+            .description("requests refused because the model's queue was full")
+            .tag("model", modelId)
+            .register(registry);
+    Timer queueDelay =
+        Timer.builder("modelkeeper.queue.delay")
+            .description("time a request waited in its model's queue")
+            .tag("model", modelId)
+            .serviceLevelObjectives(INFERENCE_BUCKETS)
+            .register(registry);
+    DistributionSummary batchSize =
+        DistributionSummary.builder("modelkeeper.batch.size")
+            .description("rows per model run")
+            .tag("model", modelId)
+            .serviceLevelObjectives(BATCH_BUCKETS)
+            .register(registry);
+    return new ModelExecutor.Metrics() {
+      @Override
+      public void rejected() {
+        rejections.increment();
+      }
+
+      @Override
+      public void waited(long queueNanos) {
+        queueDelay.record(queueNanos, TimeUnit.NANOSECONDS);
+      }
+
+      @Override
+      public void ran(int requests, int rows, long runNanos) {
+        batchSize.record(rows);
+        inference(modelId, runNanos);
+      }
+    };
+  }
+
+  private static final class IntSupplierGauge {
+    static double read(java.util.function.IntSupplier s) {
+      return s.getAsInt();
+    }
   }
 
   /** Records one answered request. */
