@@ -61,17 +61,22 @@ final class ModelExecutors {
     self[0] =
         new ModelExecutors(
             ExecutionSettings.defaults(config),
-            (target, work) -> {
-              try (ModelLease lease = manager.acquire(target.modelId(), null, target.alias())) {
-                work.accept(OipRoutes.inferenceModel(lease));
-              }
-            },
+            leasing(manager),
             runs,
             (task, delayNanos) -> timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS),
             timer::shutdownNow,
             Ticker.system(),
             key -> metrics.executor(key, () -> self[0].queued(key)));
     return self[0];
+  }
+
+  /** Access that leases the model from {@code manager} for the whole of each run. */
+  static ModelExecutor.ModelAccess leasing(ModelManager manager) {
+    return (target, work) -> {
+      try (ModelLease lease = manager.acquire(target.modelId(), null, target.alias())) {
+        work.accept(OipRoutes.inferenceModel(lease));
+      }
+    };
   }
 
   ModelExecutors(
