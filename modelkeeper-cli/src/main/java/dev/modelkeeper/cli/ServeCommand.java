@@ -53,6 +53,11 @@ final class ServeCommand implements Callable<Integer> {
       description = "Port to listen on; 0 picks any free port (default: ${DEFAULT-VALUE}).")
   String port;
 
+  @Option(names = "--grpc-port", defaultValue = "8001", paramLabel = "PORT",
+      description = "gRPC port (Open Inference Protocol); 0 picks any free port, -1 turns gRPC"
+          + " off (default: ${DEFAULT-VALUE}).")
+  String grpcPort;
+
   @Option(names = "--repository", paramLabel = "FOLDER|URL",
       description = "Model repository: a folder <root>/<name>/<version>/model.onnx or an http(s)"
           + " URL of one (default: the bundled demo repository).")
@@ -173,6 +178,7 @@ final class ServeCommand implements Callable<Integer> {
           ServerConfig.builder(repo)
               .host(host)
               .port(parse("port", port, Integer::parseInt))
+              .grpcPort(parse("grpc-port", grpcPort, Integer::parseInt))
               .maxModels(parse("max-models", maxModels, Integer::parseInt))
               .maxBytes(parse("max-bytes", maxBytes, Sizes::parse))
               .lifecycleTimeout(parse("lifecycle-timeout", lifecycleTimeout, Durations::parse))
@@ -205,10 +211,19 @@ final class ServeCommand implements Callable<Integer> {
     return server;
   }
 
+  private static String grpcAddress(ModelKeeperServer server) {
+    String url = server.url();
+    String host = url.substring("http://".length(), url.lastIndexOf(':'));
+    return host + ":" + server.grpcPort();
+  }
+
   private void printSummary(
       ModelKeeperServer server, String repositoryLabel, List<RepositoryEntry> models) {
     ServerConfig c = server.config();
     out.println("ModelKeeper is serving " + server.url());
+    if (server.grpcPort() != ServerConfig.GRPC_OFF) {
+      out.println("  gRPC:        " + grpcAddress(server));
+    }
     out.println("  repository:  " + repositoryLabel);
     out.println(
         "  budget:      "

@@ -45,11 +45,16 @@ final class Json {
    * @throws BadRequestException when the body is empty or not valid JSON
    */
   JsonNode read(byte[] body) {
-    if (body == null || body.length == 0) {
+    return read(body, 0, body == null ? 0 : body.length);
+  }
+
+  /** As {@link #read(byte[])} for the {@code length} bytes of {@code body} from {@code offset}. */
+  JsonNode read(byte[] body, int offset, int length) {
+    if (body == null || length == 0) {
       throw new BadRequestException("request body is empty; expected a JSON object");
     }
     try {
-      JsonNode node = mapper.readTree(body);
+      JsonNode node = mapper.readTree(body, offset, length);
       if (node == null || node.isMissingNode()) {
         throw new BadRequestException("request body is empty; expected a JSON object");
       }

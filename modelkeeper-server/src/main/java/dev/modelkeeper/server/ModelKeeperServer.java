@@ -51,6 +51,11 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Map<String, ModelTarget> startupModels;
   private final Javalin app;
+  private final InferenceService inference;
+  private final GrpcEndpoint.Service grpcService;
+  private final BearerAuth auth;
+  private final ErrorMapper errors;
+  private volatile GrpcEndpoint grpc;
 
   private ModelKeeperServer(ServerConfig config) {
     this.config = config;
@@ -85,9 +90,14 @@ public final class ModelKeeperServer implements AutoCloseable {
     TensorCodec codec = new TensorCodec();
     RequestIds requestIds = new RequestIds();
     BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
+    this.inference = new InferenceService(manager, resolver, metrics);
     OipRoutes oip =
-        new OipRoutes(manager, resolver, events, metrics, codec, json, runner, state);
+        new OipRoutes(manager, resolver, events, metrics, codec, json, runner, state, inference);
     RepositoryRoutes repository = new RepositoryRoutes(manager, resolver, events, json, runner);
+    this.grpcService =
+        new GrpcEndpoint.Service(oip, repository, inference, runner, errors, state);
+    this.auth = auth;
+    this.errors = errors;
     ManagementRoutes management = new ManagementRoutes(manager, resolver, events, json, runner);
     this.app =
         Javalin.create(
@@ -171,6 +181,23 @@ public final class ModelKeeperServer implements AutoCloseable {
           "port",
           "cannot listen on " + config.host() + ":" + config.port() + ": " + rootMessage(e));
     }
+    if (config.grpcPort() != ServerConfig.GRPC_OFF) {
+      try {
+        server.grpc =
+            GrpcEndpoint.start(
+                config.host(),
+                config.grpcPort(),
+                (int) Math.min(Integer.MAX_VALUE, config.maxRequestBytes()),
+                server.grpcService,
+                server.auth,
+                server.errors);
+      } catch (java.io.IOException | RuntimeException e) {
+        server.close();
+        throw new InvalidConfigException(
+            "grpc-port",
+            "cannot listen on " + config.host() + ":" + config.grpcPort() + ": " + rootMessage(e));
+      }
+    }
     server.preload();
     return server;
   }
@@ -223,6 +250,12 @@ public final class ModelKeeperServer implements AutoCloseable {
     return app.port();
   }
 
+  /** The bound gRPC port, or {@link ServerConfig#GRPC_OFF} when gRPC is off. */
+  public int grpcPort() {
+    GrpcEndpoint g = grpc;
+    return g == null ? ServerConfig.GRPC_OFF : g.port();
+  }
+
   /** The base URL clients use, e.g. {@code http://localhost:8000}. */
   public String url() {
     String host = config.host();
@@ -269,10 +302,17 @@ public final class ModelKeeperServer implements AutoCloseable {
       return;
     }
     state.stopping();
+    GrpcEndpoint g = grpc;
+    if (g != null) {
+      g.stopAccepting();
+    }
     try {
       app.stop();
     } catch (RuntimeException e) {
       LOG.warn("the HTTP server did not stop cleanly", e);
+    }
+    if (g != null) {
+      g.awaitStopped(config.shutdownTimeout());
     }
     if (!runner.shutdown(config.shutdownTimeout())) {
       LOG.warn("some model operations were still running after {}", config.shutdownTimeout());

@@ -5,12 +5,10 @@ import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.ModelState;
-import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.ModelMetadata;
-import dev.modelkeeper.onnx.Tensor;
 import io.javalin.http.Context;
+import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The Open Inference Protocol REST endpoints: health, server and model metadata, model readiness
@@ -25,6 +23,12 @@ final class OipRoutes {
 
   static final String SERVER_NAME = "modelkeeper";
 
+  /** The binary tensor data extension's header: the length of the JSON part of a body. */
+  static final String HEADER_LENGTH = "Inference-Header-Content-Length";
+
+  /** The protocol extensions this server implements, as {@code GET /v2} and gRPC list them. */
+  static final List<String> EXTENSIONS = List.of("model_repository", "binary_tensor_data");
+
   private final ModelManager manager;
   private final ModelResolver resolver;
   private final ModelEvents events;
@@ -34,6 +38,7 @@ final class OipRoutes {
   private final Json json;
   private final RequestRunner runner;
   private final ServerState state;
+  private final InferenceService inference;
 
   OipRoutes(
       ModelManager manager,
@@ -43,7 +48,8 @@ final class OipRoutes {
       TensorCodec codec,
       Json json,
       RequestRunner runner,
-      ServerState state) {
+      ServerState state,
+      InferenceService inference) {
     this.manager = manager;
     this.resolver = resolver;
     this.events = events;
@@ -53,6 +59,7 @@ final class OipRoutes {
     this.json = json;
     this.runner = runner;
     this.state = state;
+    this.inference = inference;
   }
 
   void register(Routes routes) {
@@ -94,7 +101,7 @@ final class OipRoutes {
     ObjectNode body = json.object();
     body.put("name", SERVER_NAME);
     body.put("version", ServerVersion.get());
-    body.putArray("extensions").add("model_repository");
+    EXTENSIONS.forEach(body.putArray("extensions")::add);
     HttpResult.json(200, json.write(body)).writeTo(ctx);
   }
 
@@ -103,34 +110,38 @@ final class OipRoutes {
     runner.submit(
         ctx,
         () -> {
-          ModelTarget t = resolver.resolveKnown(name, version);
-          ModelMetadata md = events.metadata(t.key());
-          if (md == null) {
-            try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-              md = inferenceModel(lease).metadata();
-            }
-          }
-          List<String> versions =
-              version != null || t.alias() != null ? List.of(t.version()) : resolver.versions(name);
-          return HttpResult.json(200, responses.metadata(name, versions, md));
+          ModelInfo info = modelInfo(name, version);
+          return HttpResult.json(200, responses.metadata(name, info.versions(), info.metadata()));
         });
+  }
+
+  /**
+   * A model's versions and metadata.
+   *
+   * @param versions the versions the name offers (the one asked for when a version was given)
+   * @param metadata the metadata of the resolved version
+   */
+  record ModelInfo(List<String> versions, ModelMetadata metadata) {}
+
+  /** The metadata of {@code name} (and {@code version}, or null); may load the model. */
+  ModelInfo modelInfo(String name, String version) {
+    ModelTarget t = resolver.resolveKnown(name, version);
+    ModelMetadata md = events.metadata(t.key());
+    if (md == null) {
+      try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
+        md = InferenceService.inferenceModel(lease).metadata();
+      }
+    }
+    List<String> versions =
+        version != null || t.alias() != null ? List.of(t.version()) : resolver.versions(name);
+    return new ModelInfo(versions, md);
   }
 
   private void modelReady(Context ctx, String version) {
     ModelTarget t = resolver.resolveKnown(ctx.pathParam("model"), version);
-    ModelState s = null;
-    for (ModelDescription d : manager.describeModels()) {
-      if (d.modelId().equals(t.key())) {
-        s = d.state();
-      }
-    }
-    if (s != ModelState.READY) {
-      throw new NotReadyException(
-          "model '"
-              + t.key()
-              + "' is not ready ("
-              + (s == null ? events.reason(t.key()) : s.name())
-              + ")");
+    String notReady = notReadyReason(t);
+    if (notReady != null) {
+      throw new NotReadyException("model '" + t.key() + "' is not ready (" + notReady + ")");
     }
     ObjectNode body = json.object();
     body.put("name", t.name());
@@ -139,34 +150,53 @@ final class OipRoutes {
     HttpResult.json(200, json.write(body)).writeTo(ctx);
   }
 
+  /** Null when {@code name} is resident and READY, otherwise why not. */
+  String notReadyReason(String name, String version) {
+    return notReadyReason(resolver.resolveKnown(name, version));
+  }
+
+  private String notReadyReason(ModelTarget t) {
+    ModelState s = null;
+    for (ModelDescription d : manager.describeModels()) {
+      if (d.modelId().equals(t.key())) {
+        s = d.state();
+      }
+    }
+    if (s == ModelState.READY) {
+      return null;
+    }
+    return s == null ? events.reason(t.key()) : s.name();
+  }
+
   private void infer(Context ctx, String version) {
     String name = ctx.pathParam("model");
+    String headerLength = ctx.header(HEADER_LENGTH);
     byte[] body = ctx.bodyAsBytes();
     runner.submit(
         ctx,
         () -> {
-          ModelTarget t = resolver.resolve(name, version);
-          InferRequest request = codec.parseInfer(json.read(body));
-          Map<String, Tensor> outputs;
-          String loadedVersion;
-          try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-            InferenceModel model = inferenceModel(lease);
-            long start = System.nanoTime();
-            outputs = model.infer(request.inputs(), request.outputs());
-            metrics.inference(t.key(), System.nanoTime() - start);
-            loadedVersion = model.metadata().version();
-          }
-          return HttpResult.json(
-              200, responses.inferResponse(name, loadedVersion, request.id(), outputs));
+          InferRequest request = parse(body, headerLength);
+          return responses.inferResponse(inference.infer(name, version, request));
         });
   }
 
-  private static InferenceModel inferenceModel(ModelLease lease) {
-    if (!(lease.model() instanceof InferenceModel)) {
-      throw new IllegalStateException(
-          "model '" + lease.modelId() + "' is a " + lease.model().getClass().getName()
-              + ", which cannot run inference");
+  /** Reads an all-JSON body, or a JSON header and binary tensor data after it. */
+  private InferRequest parse(byte[] body, String headerLength) {
+    if (headerLength == null) {
+      return codec.parseInfer(json.read(body));
     }
-    return (InferenceModel) lease.model();
+    int length;
+    try {
+      length = Integer.parseInt(headerLength.trim());
+    } catch (NumberFormatException e) {
+      throw new BadRequestException(HEADER_LENGTH + " must be a non-negative integer");
+    }
+    if (length < 0 || length > body.length) {
+      throw new BadRequestException(
+          HEADER_LENGTH + " is " + headerLength.trim() + " but the body has " + body.length
+              + " bytes");
+    }
+    ByteBuffer binary = ByteBuffer.wrap(body, length, body.length - length).slice();
+    return codec.parseInfer(json.read(body, 0, length), binary);
   }
 }

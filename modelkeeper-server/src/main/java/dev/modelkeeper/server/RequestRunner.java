@@ -2,7 +2,9 @@ package dev.modelkeeper.server;
 
 import io.javalin.http.Context;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -89,6 +91,60 @@ final class RequestRunner {
                       r.writeTo(ctx);
                       return null;
                     }));
+  }
+
+  /**
+   * Runs {@code action} on a worker for a caller that is not an HTTP request (a gRPC call). The
+   * future fails with {@link UnavailableException} when every worker and queue slot is taken or
+   * the action outlives the request timeout; cancelling it interrupts the action (a call whose
+   * client left or whose deadline passed stops waiting for loads and leases).
+   */
+  <T> CompletableFuture<T> call(Callable<T> action) {
+    CompletableFuture<T> outcome = new CompletableFuture<>();
+    Future<?> task;
+    try {
+      task =
+          workers.submit(
+              () -> {
+                try {
+                  outcome.complete(action.call());
+                } catch (Throwable t) {
+                  outcome.completeExceptionally(t);
+                }
+              });
+    } catch (RejectedExecutionException busy) {
+      outcome.completeExceptionally(
+          new UnavailableException(
+              workers.isShutdown()
+                  ? "the server is shutting down"
+                  : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+              BUSY_RETRY));
+      return outcome;
+    }
+    outcome.whenComplete(
+        (result, failure) -> {
+          if (outcome.isCancelled()) {
+            task.cancel(true);
+          }
+        });
+    CompletableFuture<T> bounded = new CompletableFuture<>();
+    outcome
+        .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+        .whenComplete(
+            (result, failure) -> {
+              if (failure == null) {
+                bounded.complete(result);
+              } else {
+                bounded.completeExceptionally(timedOut(failure));
+              }
+            });
+    bounded.whenComplete(
+        (result, failure) -> {
+          if (bounded.isCancelled()) {
+            outcome.cancel(true);
+          }
+        });
+    return bounded;
   }
 
   /** Runs a task that is not tied to a request (preloading) on the same workers. */

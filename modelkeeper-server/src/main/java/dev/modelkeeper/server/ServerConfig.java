@@ -17,8 +17,15 @@ public final class ServerConfig {
   /** The port {@code modelkeeper serve} listens on unless told otherwise. */
   public static final int DEFAULT_PORT = 8000;
 
+  /** The gRPC port {@code modelkeeper serve} listens on unless told otherwise. */
+  public static final int DEFAULT_GRPC_PORT = 8001;
+
+  /** A {@link #grpcPort()} that turns the gRPC endpoint off. */
+  public static final int GRPC_OFF = -1;
+
   private final String host;
   private final int port;
+  private final int grpcPort;
   private final ModelRepository repository;
   private final ModelRegistry registry;
   private final int maxModels;
@@ -38,6 +45,7 @@ public final class ServerConfig {
   private ServerConfig(Builder b) {
     this.host = b.host;
     this.port = b.port;
+    this.grpcPort = b.grpcPort;
     this.repository = b.repository;
     this.registry = b.registry != null ? b.registry : new RepositoryModelRegistry(b.repository);
     this.maxModels = b.maxModels;
@@ -68,6 +76,15 @@ public final class ServerConfig {
   /** The port to bind; 0 picks any free port (read it back with {@link ModelKeeperServer#port()}). */
   public int port() {
     return port;
+  }
+
+  /**
+   * The gRPC port; 0 picks any free port (read it back with {@link ModelKeeperServer#grpcPort()})
+   * and {@link #GRPC_OFF} (the builder's default, so embedded servers open one port only) serves
+   * no gRPC. {@code modelkeeper serve} defaults to {@link #DEFAULT_GRPC_PORT}.
+   */
+  public int grpcPort() {
+    return grpcPort;
   }
 
   /** Where models are listed and found. */
@@ -169,6 +186,7 @@ public final class ServerConfig {
   public static final class Builder {
     private String host = "0.0.0.0";
     private int port = DEFAULT_PORT;
+    private int grpcPort = GRPC_OFF;
     private final ModelRepository repository;
     private ModelRegistry registry;
     private int maxModels = 8;
@@ -196,6 +214,12 @@ public final class ServerConfig {
 
     public Builder port(int port) {
       this.port = port;
+      return this;
+    }
+
+    /** The gRPC port: 0 = any free port, {@link #GRPC_OFF} = no gRPC endpoint. */
+    public Builder grpcPort(int grpcPort) {
+      this.grpcPort = grpcPort;
       return this;
     }
 
@@ -285,6 +309,13 @@ public final class ServerConfig {
       }
       if (port < 0 || port > 65535) {
         throw new InvalidConfigException("port", "must be between 0 and 65535, was " + port);
+      }
+      if (grpcPort < GRPC_OFF || grpcPort > 65535) {
+        throw new InvalidConfigException(
+            "grpc-port", "must be between 0 and 65535, or -1 for off, was " + grpcPort);
+      }
+      if (grpcPort > 0 && grpcPort == port) {
+        throw new InvalidConfigException("grpc-port", "must differ from the HTTP port " + port);
       }
       if (maxModels < 1) {
         throw new InvalidConfigException("max-models", "must be at least 1, was " + maxModels);

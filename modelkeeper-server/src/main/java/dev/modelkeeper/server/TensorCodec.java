@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.Tensor;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -27,8 +29,18 @@ final class TensorCodec {
 
   // ------------------------------------------------------------------------ requests
 
-  /** Reads an inference request body. */
+  /** Reads an inference request body that is all JSON. */
   InferRequest parseInfer(JsonNode root) {
+    return parseInfer(root, null);
+  }
+
+  /**
+   * Reads an inference request: the JSON header {@code root} and, for the binary tensor data
+   * extension, the bytes after it ({@code binary}, little-endian, or null when the body is all
+   * JSON). Inputs with a {@code binary_data_size} parameter take that many bytes of {@code binary}
+   * in input order; every byte must be taken.
+   */
+  InferRequest parseInfer(JsonNode root, ByteBuffer binary) {
     if (!root.isObject()) {
       throw new BadRequestException("an inference request must be a JSON object");
     }
@@ -46,15 +58,24 @@ final class TensorCodec {
     }
     Map<String, Tensor> tensors = new LinkedHashMap<>();
     for (int i = 0; i < inputs.size(); i++) {
-      Tensor t = parseTensor(inputs.get(i), i);
+      Tensor t = parseTensor(inputs.get(i), i, binary);
       if (tensors.put(t.name(), t) != null) {
         throw new InvalidInputException("input '" + t.name() + "' is given more than once");
       }
     }
-    return new InferRequest(id, tensors, parseOutputs(root.get("outputs")));
+    if (binary != null && binary.hasRemaining()) {
+      throw new InvalidInputException(
+          "the request has " + binary.remaining() + " bytes of binary data that no input's"
+              + " 'binary_data_size' claims");
+    }
+    Map<String, Boolean> binaryOutputs = new HashMap<>();
+    Set<String> outputs = parseOutputs(root.get("outputs"), binaryOutputs);
+    boolean binaryByDefault =
+        flag(root.get("parameters"), "binary_data_output", "the request's parameters");
+    return new InferRequest(id, tensors, outputs, binaryOutputs, binaryByDefault);
   }
 
-  private static Set<String> parseOutputs(JsonNode outputs) {
+  private static Set<String> parseOutputs(JsonNode outputs, Map<String, Boolean> binary) {
     if (outputs == null || outputs.isNull()) {
       return Set.of();
     }
@@ -69,11 +90,33 @@ final class TensorCodec {
         throw new BadRequestException("outputs[" + i + "] must be an object with a string 'name'");
       }
       names.add(name.textValue());
+      JsonNode params = o.get("parameters");
+      if (params != null && params.has("binary_data")) {
+        binary.put(name.textValue(), flag(params, "binary_data", "outputs[" + i + "].parameters"));
+      }
     }
     return names;
   }
 
-  private static Tensor parseTensor(JsonNode in, int index) {
+  /** A boolean parameter; false when absent. */
+  private static boolean flag(JsonNode params, String key, String where) {
+    if (params == null || params.isNull()) {
+      return false;
+    }
+    if (!params.isObject()) {
+      throw new BadRequestException(where + " must be a JSON object");
+    }
+    JsonNode v = params.get(key);
+    if (v == null || v.isNull()) {
+      return false;
+    }
+    if (!v.isBoolean()) {
+      throw new BadRequestException(where + " '" + key + "' must be true or false");
+    }
+    return v.booleanValue();
+  }
+
+  private static Tensor parseTensor(JsonNode in, int index, ByteBuffer binary) {
     String where = "inputs[" + index + "]";
     if (!in.isObject()) {
       throw new BadRequestException(where + " must be a JSON object");
@@ -91,9 +134,21 @@ final class TensorCodec {
     long[] shape = parseShape(name, in.get("shape"));
     JsonNode params = in.get("parameters");
     if (params != null && params.has("binary_data_size")) {
-      throw new InvalidInputException(
-          "input '" + name + "' uses binary tensor data, which this server does not accept; send"
-              + " 'data' as JSON");
+      if (in.has("data")) {
+        throw new BadRequestException(
+            "input '" + name + "' has both 'data' and a 'binary_data_size' parameter");
+      }
+      JsonNode size = params.get("binary_data_size");
+      if (!size.isIntegralNumber() || !size.canConvertToLong() || size.longValue() < 0) {
+        throw new BadRequestException(
+            "input '" + name + "' 'binary_data_size' must be a non-negative integer");
+      }
+      if (binary == null) {
+        throw new BadRequestException(
+            "input '" + name + "' has a 'binary_data_size' but the request carries no binary"
+                + " data (send the JSON length in the Inference-Header-Content-Length header)");
+      }
+      return BinaryTensors.read(name, datatype, shape, binary, size.longValue());
     }
     JsonNode data = in.get("data");
     if (data == null || !data.isArray()) {
@@ -102,7 +157,7 @@ final class TensorCodec {
     return Tensor.of(name, datatype, shape, fill(name, datatype, shape, data));
   }
 
-  private static long[] parseShape(String name, JsonNode shape) {
+  static long[] parseShape(String name, JsonNode shape) {
     if (shape == null || !shape.isArray()) {
       throw new BadRequestException("input '" + name + "' needs 'shape' as an array of integers");
     }
@@ -144,7 +199,7 @@ final class TensorCodec {
     return array;
   }
 
-  private static long elementCount(String name, long[] shape) {
+  static long elementCount(String name, long[] shape) {
     long n = 1;
     for (long d : shape) {
       if (d != 0 && n > (Integer.MAX_VALUE - 8) / d) {
