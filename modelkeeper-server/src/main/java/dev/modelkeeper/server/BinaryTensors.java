@@ -40,7 +40,7 @@ final class BinaryTensors {
    *     declares
    */
   static Tensor read(String name, Datatype datatype, long[] shape, ByteBuffer bytes) {
-    int count = (int) TensorCodec.elementCount(name, shape);
+    int count = (int) InferRequestDecoder.elementCount(name, shape);
     int size = bytes.remaining();
     if (datatype.elementBytes() > 0 && (long) count * datatype.elementBytes() != size) {
       throw new InvalidInputException(

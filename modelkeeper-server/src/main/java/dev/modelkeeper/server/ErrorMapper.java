@@ -6,6 +6,7 @@ import dev.modelkeeper.core.LoadBackoffException;
 import dev.modelkeeper.core.LockTimeoutException;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
+import dev.modelkeeper.core.ModelTooLargeException;
 import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.InvalidModelIdException;
@@ -33,8 +34,13 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>InvalidInputException, InvalidModelIdException, BadRequestException,
  *       NotReadyException</td><td>400</td></tr>
  *   <tr><td>UnauthorizedException</td><td>401</td></tr>
+ *   <tr><td>ForbiddenException</td><td>403</td></tr>
+ *   <tr><td>RequestTimeoutException</td><td>408</td></tr>
  *   <tr><td>ConflictException</td><td>409</td></tr>
- *   <tr><td>DeadlineExceededException (a gRPC client's deadline passed)</td><td>408</td></tr>
+ *   <tr><td>PayloadTooLargeException</td><td>413</td></tr>
+ *   <tr><td>UnsupportedMediaTypeException</td><td>415</td></tr>
+ *   <tr><td>ModelTooLargeException (more than the whole byte budget)</td><td>507, no
+ *       Retry-After: waiting cannot help</td></tr>
  *   <tr><td>Javalin's HttpResponseException (unknown route 404, body too large 413, ...)</td>
  *       <td>its own</td></tr>
  *   <tr><td>CapacityExceededException, LockTimeoutException, LoadBackoffException,
@@ -80,17 +86,18 @@ final class ErrorMapper {
 
   /** The gRPC code of each HTTP status this mapper answers. */
   static final Map<Integer, Status> GRPC_CODES =
-      Map.of(
-          400, Status.INVALID_ARGUMENT,
-          401, Status.UNAUTHENTICATED,
-          403, Status.PERMISSION_DENIED,
-          404, Status.NOT_FOUND,
-          408, Status.DEADLINE_EXCEEDED,
-          409, Status.ALREADY_EXISTS,
-          413, Status.RESOURCE_EXHAUSTED,
-          500, Status.INTERNAL,
-          503, Status.UNAVAILABLE,
-          507, Status.RESOURCE_EXHAUSTED);
+      Map.ofEntries(
+          Map.entry(400, Status.INVALID_ARGUMENT),
+          Map.entry(401, Status.UNAUTHENTICATED),
+          Map.entry(403, Status.PERMISSION_DENIED),
+          Map.entry(404, Status.NOT_FOUND),
+          Map.entry(408, Status.DEADLINE_EXCEEDED),
+          Map.entry(409, Status.ALREADY_EXISTS),
+          Map.entry(413, Status.RESOURCE_EXHAUSTED),
+          Map.entry(415, Status.INVALID_ARGUMENT),
+          Map.entry(500, Status.INTERNAL),
+          Map.entry(503, Status.UNAVAILABLE),
+          Map.entry(507, Status.RESOURCE_EXHAUSTED));
 
   /** A failure's status, message and, for 503, when to retry. */
   private record Mapped(int status, String message, Duration retryAfter) {
@@ -114,11 +121,23 @@ final class ErrorMapper {
     if (e instanceof UnauthorizedException) {
       return new Mapped(401, e.getMessage());
     }
+    if (e instanceof ForbiddenException) {
+      return new Mapped(403, e.getMessage());
+    }
+    if (e instanceof RequestTimeoutException) {
+      return new Mapped(408, e.getMessage());
+    }
     if (e instanceof ConflictException) {
       return new Mapped(409, e.getMessage());
     }
-    if (e instanceof DeadlineExceededException) {
-      return new Mapped(408, e.getMessage());
+    if (e instanceof PayloadTooLargeException) {
+      return new Mapped(413, e.getMessage());
+    }
+    if (e instanceof UnsupportedMediaTypeException) {
+      return new Mapped(415, e.getMessage());
+    }
+    if (e instanceof ModelTooLargeException) {
+      return new Mapped(507, e.getMessage());
     }
     if (e instanceof HttpResponseException) {
       int status = ((HttpResponseException) e).getStatus();

@@ -110,9 +110,9 @@ final class GrpcTensors {
   }
 
   private static long[] shape(String name, List<Long> dims) {
-    if (dims.size() > TensorCodec.MAX_RANK) {
+    if (dims.size() > InferRequestDecoder.MAX_RANK) {
       throw new InvalidInputException(
-          "input '" + name + "' has " + dims.size() + " dimensions; at most " + TensorCodec.MAX_RANK);
+          "input '" + name + "' has " + dims.size() + " dimensions; at most " + InferRequestDecoder.MAX_RANK);
     }
     long[] shape = new long[dims.size()];
     for (int i = 0; i < shape.length; i++) {
@@ -121,7 +121,7 @@ final class GrpcTensors {
         throw new InvalidInputException("input '" + name + "' has a negative dimension " + dims);
       }
     }
-    TensorCodec.elementCount(name, shape);
+    InferRequestDecoder.elementCount(name, shape);
     return shape;
   }
 

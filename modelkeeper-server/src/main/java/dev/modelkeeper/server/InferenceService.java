@@ -72,7 +72,11 @@ final class InferenceService {
    * @throws dev.modelkeeper.onnx.InvalidInputException when the inputs do not fit the model
    */
   Result infer(String name, String version, InferRequest request) {
-    ModelTarget target = resolver.resolve(name, version);
+    return infer(name, resolver.resolve(name, version), request);
+  }
+
+  /** Runs {@code request} on {@code target}, which the client named {@code name}. */
+  Result infer(String name, ModelTarget target, InferRequest request) {
     return new Result(name, request, execution.run(target, request));
   }
 

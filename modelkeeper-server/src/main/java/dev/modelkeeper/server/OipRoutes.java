@@ -7,7 +7,6 @@ import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.ModelState;
 import dev.modelkeeper.onnx.ModelMetadata;
 import io.javalin.http.Context;
-import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
@@ -33,7 +32,7 @@ final class OipRoutes {
   private final ModelResolver resolver;
   private final ModelEvents events;
   private final ServerMetrics metrics;
-  private final TensorCodec codec;
+  private final InferRequestDecoder decoder;
   private final InferResponses responses;
   private final Json json;
   private final RequestRunner runner;
@@ -45,7 +44,7 @@ final class OipRoutes {
       ModelResolver resolver,
       ModelEvents events,
       ServerMetrics metrics,
-      TensorCodec codec,
+      InferRequestDecoder decoder,
       Json json,
       RequestRunner runner,
       ServerState state,
@@ -54,7 +53,7 @@ final class OipRoutes {
     this.resolver = resolver;
     this.events = events;
     this.metrics = metrics;
-    this.codec = codec;
+    this.decoder = decoder;
     this.responses = new InferResponses(json);
     this.json = json;
     this.runner = runner;
@@ -168,35 +167,41 @@ final class OipRoutes {
     return s == null ? events.reason(t.key()) : s.name();
   }
 
+  /**
+   * Inference: resolve the model, decode the body (its tensors admitted into the in-flight budget
+   * as they are decoded; a JSON header and binary tensor data after it when {@value
+   * #HEADER_LENGTH} is given), then the transport-neutral {@link InferenceService}, then encode.
+   */
   private void infer(Context ctx, String version) {
     String name = ctx.pathParam("model");
-    String headerLength = ctx.header(HEADER_LENGTH);
-    byte[] body = ctx.bodyAsBytes();
+    long headerLength = headerLength(ctx.header(HEADER_LENGTH));
+    if (headerLength < 0) {
+      Json.checkContentType(ctx.contentType());
+    }
+    RequestBody body = RequestBody.of(ctx);
     runner.submit(
         ctx,
         () -> {
-          InferRequest request = parse(body, headerLength);
-          return responses.inferResponse(inference.infer(name, version, request));
+          ModelTarget target = resolver.resolve(name, version);
+          InferRequest request =
+              decoder.decode(body.stream(), body.length(), body.bytes(), headerLength);
+          return responses.inferResponse(inference.infer(name, target, request));
         });
   }
 
-  /** Reads an all-JSON body, or a JSON header and binary tensor data after it. */
-  private InferRequest parse(byte[] body, String headerLength) {
-    if (headerLength == null) {
-      return codec.parseInfer(json.read(body));
+  /** The binary extension's JSON header length, or -1 when the header is absent. */
+  private static long headerLength(String header) {
+    if (header == null) {
+      return -1;
     }
-    int length;
     try {
-      length = Integer.parseInt(headerLength.trim());
+      long length = Long.parseLong(header.trim());
+      if (length >= 0) {
+        return length;
+      }
     } catch (NumberFormatException e) {
-      throw new BadRequestException(HEADER_LENGTH + " must be a non-negative integer");
+      // answered below
     }
-    if (length < 0 || length > body.length) {
-      throw new BadRequestException(
-          HEADER_LENGTH + " is " + headerLength.trim() + " but the body has " + body.length
-              + " bytes");
-    }
-    ByteBuffer binary = ByteBuffer.wrap(body, length, body.length - length).slice();
-    return codec.parseInfer(json.read(body, 0, length), binary);
+    throw new BadRequestException(HEADER_LENGTH + " must be a non-negative integer");
   }
 }

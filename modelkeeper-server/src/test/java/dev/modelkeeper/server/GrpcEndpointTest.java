@@ -270,7 +270,7 @@ class GrpcEndpointTest {
             new BadRequestException("x"), Status.Code.INVALID_ARGUMENT,
             new UnauthorizedException("x"), Status.Code.UNAUTHENTICATED,
             new ConflictException("x"), Status.Code.ALREADY_EXISTS,
-            new DeadlineExceededException("x"), Status.Code.DEADLINE_EXCEEDED,
+            new RequestTimeoutException("x"), Status.Code.DEADLINE_EXCEEDED,
             new CapacityExceededException("x"), Status.Code.UNAVAILABLE,
             new UnavailableException("x", Duration.ofSeconds(1)), Status.Code.UNAVAILABLE,
             new HttpResponseException(413, "too large"), Status.Code.RESOURCE_EXHAUSTED,
