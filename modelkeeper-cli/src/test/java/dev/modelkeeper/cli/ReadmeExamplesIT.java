@@ -57,7 +57,7 @@ class ReadmeExamplesIT {
     String[] serve = QUICK_START.substring(QUICK_START.indexOf("java -jar")).split(" ");
     List<String> command = new ArrayList<>(List.of(serve));
     command.set(0, java);
-    command.addAll(List.of("--port", "0", "--cache-dir", cache.toString()));
+    command.addAll(List.of("--port", "0", "--grpc-port", "0", "--cache-dir", cache.toString()));
     Process process = new ProcessBuilder(command).directory(ROOT.toFile()).start();
     List<String> out = new CopyOnWriteArrayList<>();
     List<String> err = new CopyOnWriteArrayList<>();

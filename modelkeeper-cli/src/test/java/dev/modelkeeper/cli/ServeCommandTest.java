@@ -46,6 +46,9 @@ class ServeCommandTest {
     if (!List.of(more).contains("--port")) {
       all.addAll(List.of("--port", "0"));
     }
+    if (!List.of(more).contains("--grpc-port")) {
+      all.addAll(List.of("--grpc-port", "0"));
+    }
     all.addAll(List.of(more));
     return all.toArray(new String[0]);
   }
@@ -56,6 +59,8 @@ class ServeCommandTest {
       String printed = out.toString();
       assertThat(printed).contains("ModelKeeper is serving http://127.0.0.1:" + server.port());
       assertThat(server.port()).isPositive().isNotEqualTo(8000);
+      assertThat(server.grpcPort()).isPositive().isNotEqualTo(8001);
+      assertThat(printed).contains("gRPC:        127.0.0.1:" + server.grpcPort());
       assertThat(printed).contains("repository:").contains("demo-repository").contains("bundled demo");
       assertThat(printed).contains("budget:      3 models, 4 GiB");
       assertThat(printed).contains("iris/1").contains("mlp-small/2").contains("types/1");
@@ -165,7 +170,7 @@ class ServeCommandTest {
   void serveHelp_listsEveryDocumentedFlag() {
     assertThat(cli().execute("serve", "--help")).isZero();
     for (String flag :
-        List.of("--port", "--repository", "--cache-dir", "--max-models", "--max-bytes",
+        List.of("--port", "--grpc-port", "--repository", "--cache-dir", "--max-models", "--max-bytes",
             "--lifecycle-timeout", "--auth-token", "--preload", "--pin")) {
       assertThat(out.toString()).contains(flag);
     }

@@ -11,13 +11,6 @@ import ai.onnxruntime.TensorInfo;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotLoadedException;
 import java.io.IOException;
-import java.lang.reflect.Array;
-import java.nio.ByteBuffer;
-import java.nio.DoubleBuffer;
-import java.nio.FloatBuffer;
-import java.nio.IntBuffer;
-import java.nio.LongBuffer;
-import java.nio.ShortBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -157,7 +150,7 @@ public final class OnnxModel implements InferenceModel {
         throw new ModelNotLoadedException("model '" + metadata.id() + "' was unloaded");
       }
       for (Tensor t : inputs.values()) {
-        ortInputs.put(t.name(), toOrt(env, t));
+        ortInputs.put(t.name(), t.datatype().toOrt(env, t.data(), t.shape()));
       }
       try (OrtSession.Result result = s.run(ortInputs, new java.util.LinkedHashSet<>(outputs))) {
         Map<String, Tensor> out = new LinkedHashMap<>();
@@ -306,37 +299,6 @@ public final class OnnxModel implements InferenceModel {
 
   // ---- conversion -------------------------------------------------------------------------
 
-  private static OnnxTensor toOrt(OrtEnvironment env, Tensor t) throws OrtException {
-    long[] shape = t.shape();
-    switch (t.datatype()) {
-      case FP32:
-        return OnnxTensor.createTensor(env, FloatBuffer.wrap(t.floats()), shape);
-      case FP64:
-        return OnnxTensor.createTensor(env, DoubleBuffer.wrap(t.doubles()), shape);
-      case INT32:
-        return OnnxTensor.createTensor(env, IntBuffer.wrap(t.ints()), shape);
-      case INT64:
-        return OnnxTensor.createTensor(env, LongBuffer.wrap(t.longs()), shape);
-      case INT16:
-        return OnnxTensor.createTensor(env, ShortBuffer.wrap(t.shorts()), shape, OnnxJavaType.INT16);
-      case INT8:
-        return OnnxTensor.createTensor(env, ByteBuffer.wrap(t.bytes()), shape, OnnxJavaType.INT8);
-      case UINT8:
-        return OnnxTensor.createTensor(env, ByteBuffer.wrap(t.bytes()), shape, OnnxJavaType.UINT8);
-      case BOOL:
-        boolean[] b = t.booleans();
-        byte[] bytes = new byte[b.length];
-        for (int i = 0; i < b.length; i++) {
-          bytes[i] = (byte) (b[i] ? 1 : 0);
-        }
-        return OnnxTensor.createTensor(env, ByteBuffer.wrap(bytes), shape, OnnxJavaType.BOOL);
-      case BYTES:
-        return OnnxTensor.createTensor(env, t.strings(), shape);
-      default:
-        throw new AssertionError(t.datatype());
-    }
-  }
-
   private Tensor fromOrt(String name, OnnxValue value) throws OrtException {
     if (!(value instanceof OnnxTensor)) {
       throw new InferenceException(
@@ -345,72 +307,12 @@ public final class OnnxModel implements InferenceModel {
     }
     OnnxTensor t = (OnnxTensor) value;
     TensorInfo info = t.getInfo();
-    long[] shape = info.getShape();
-    switch (info.type) {
-      case FLOAT:
-        return Tensor.ofFloats(name, shape, drain(t.getFloatBuffer()));
-      case DOUBLE:
-        DoubleBuffer db = t.getDoubleBuffer();
-        double[] d = new double[db.remaining()];
-        db.get(d);
-        return Tensor.ofDoubles(name, shape, d);
-      case INT32:
-        IntBuffer ib = t.getIntBuffer();
-        int[] ints = new int[ib.remaining()];
-        ib.get(ints);
-        return Tensor.ofInts(name, shape, ints);
-      case INT64:
-        LongBuffer lb = t.getLongBuffer();
-        long[] longs = new long[lb.remaining()];
-        lb.get(longs);
-        return Tensor.ofLongs(name, shape, longs);
-      case INT16:
-        ShortBuffer sb = t.getShortBuffer();
-        short[] shorts = new short[sb.remaining()];
-        sb.get(shorts);
-        return Tensor.ofShorts(name, shape, shorts);
-      case INT8:
-        return Tensor.ofInt8(name, shape, bytes(t.getByteBuffer()));
-      case UINT8:
-        return Tensor.ofUint8(name, shape, bytes(t.getByteBuffer()));
-      case BOOL:
-        byte[] raw = bytes(t.getByteBuffer());
-        boolean[] bools = new boolean[raw.length];
-        for (int i = 0; i < raw.length; i++) {
-          bools[i] = raw[i] != 0;
-        }
-        return Tensor.ofBooleans(name, shape, bools);
-      case STRING:
-        List<Object> flat = new ArrayList<>();
-        flattenStrings(t.getValue(), flat);
-        return Tensor.ofStrings(name, shape, flat.toArray(new String[0]));
-      default:
-        throw new InferenceException(
-            "output '" + name + "' of '" + metadata.id() + "' has unsupported type " + info.type, null);
+    Datatype dt = Datatype.ofOrt(info.type);
+    if (dt == null) {
+      throw new InferenceException(
+          "output '" + name + "' of '" + metadata.id() + "' has unsupported type " + info.type, null);
     }
-  }
-
-  private static float[] drain(FloatBuffer fb) {
-    float[] f = new float[fb.remaining()];
-    fb.get(f);
-    return f;
-  }
-
-  private static byte[] bytes(ByteBuffer bb) {
-    byte[] b = new byte[bb.remaining()];
-    bb.get(b);
-    return b;
-  }
-
-  private static void flattenStrings(Object value, List<Object> out) {
-    if (value instanceof String) {
-      out.add(value);
-    } else if (value != null && value.getClass().isArray()) {
-      int n = Array.getLength(value);
-      for (int i = 0; i < n; i++) {
-        flattenStrings(Array.get(value, i), out);
-      }
-    }
+    return Tensor.of(name, dt, info.getShape(), dt.fromOrt(t));
   }
 
   private static List<TensorSpec> specs(String id, Map<String, NodeInfo> infos) {
@@ -427,29 +329,12 @@ public final class OnnxModel implements InferenceModel {
   }
 
   private static Datatype datatypeOf(String id, String name, OnnxJavaType type) {
-    switch (type) {
-      case FLOAT:
-        return Datatype.FP32;
-      case DOUBLE:
-        return Datatype.FP64;
-      case INT8:
-        return Datatype.INT8;
-      case UINT8:
-        return Datatype.UINT8;
-      case INT16:
-        return Datatype.INT16;
-      case INT32:
-        return Datatype.INT32;
-      case INT64:
-        return Datatype.INT64;
-      case BOOL:
-        return Datatype.BOOL;
-      case STRING:
-        return Datatype.BYTES;
-      default:
-        throw new ModelLoadException(
-            "model '" + id + "' tensor '" + name + "' has unsupported type " + type);
+    Datatype dt = Datatype.ofOrt(type);
+    if (dt == null) {
+      throw new ModelLoadException(
+          "model '" + id + "' tensor '" + name + "' has unsupported type " + type);
     }
+    return dt;
   }
 
   private static Map<String, TensorSpec> index(List<TensorSpec> specs) {

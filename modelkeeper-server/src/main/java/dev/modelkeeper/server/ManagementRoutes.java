@@ -55,6 +55,7 @@ final class ManagementRoutes {
   }
 
   private void add(Context ctx) {
+    Json.checkContentType(ctx.contentType());
     JsonNode body = json.read(ctx.bodyAsBytes());
     String modelId = text(body, "model_id", true);
     String apiKey = text(body, "api_key", false);
@@ -89,6 +90,7 @@ final class ManagementRoutes {
   }
 
   private void remove(Context ctx) {
+    Json.checkContentType(ctx.contentType());
     JsonNode body = json.read(ctx.bodyAsBytes());
     String modelId = text(body, "model_id", true);
     runner.submit(

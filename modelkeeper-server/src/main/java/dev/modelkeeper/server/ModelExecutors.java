@@ -74,7 +74,7 @@ final class ModelExecutors {
   static ModelExecutor.ModelAccess leasing(ModelManager manager) {
     return (target, work) -> {
       try (ModelLease lease = manager.acquire(target.modelId(), null, target.alias())) {
-        work.accept(OipRoutes.inferenceModel(lease));
+        work.accept(InferenceService.inferenceModel(lease));
       }
     };
   }
@@ -105,9 +105,16 @@ final class ModelExecutors {
     return executor(target.key()).submit(target, inputs, outputs, deadline);
   }
 
-  /** The ticker deadlines are read on. */
-  Ticker ticker() {
-    return ticker;
+  /** This as the inference path's queued execution (deadlines are {@link System#nanoTime()}). */
+  InferenceService.AsyncExecution execution() {
+    return (target, request, deadline) -> {
+      CompletableFuture<Map<String, Tensor>> run =
+          infer(target, request.inputs(), request.outputs(), deadline);
+      CompletableFuture<InferenceService.Outcome> outcome =
+          run.thenApply(outputs -> new InferenceService.Outcome(target.version(), outputs));
+      outcome.whenComplete((r, t) -> run.cancel(false)); // withdraws it when the caller cancels
+      return outcome;
+    };
   }
 
   /** The executor of {@code key}, created with the server defaults on first use. */

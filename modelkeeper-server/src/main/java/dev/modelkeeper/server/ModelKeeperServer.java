@@ -16,8 +16,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.slf4j.Logger;
@@ -42,6 +47,9 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ModelKeeperServer.class);
   private static final long IDLE_CONNECTION_SHUTDOWN_MILLIS = 100;
+  private static final Duration BROKEN_BODY_LOG_INTERVAL = Duration.ofSeconds(10);
+  /** How long before the shutdown timeout requests still running are answered 503. */
+  private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
 
   private final ServerConfig config;
   private final WithFixedSizeCache manager;
@@ -53,6 +61,14 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Map<String, ModelTarget> startupModels;
   private final Javalin app;
+  private final InferenceService inference;
+  private final GrpcEndpoint.Service grpcService;
+  private final BearerAuth auth;
+  private final ErrorMapper errors;
+  private volatile GrpcEndpoint grpc;
+  private final ScheduledExecutorService timer;
+  private final InflightBytes inflight;
+  private final BodyIntake intake;
 
   private ModelKeeperServer(ServerConfig config) {
     this.config = config;
@@ -79,18 +95,38 @@ public final class ModelKeeperServer implements AutoCloseable {
     manager.addListener(events);
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
+    this.timer = timer();
+    this.inflight = new InflightBytes(config.maxInflightBytes(), config.admissionTimeout(), timer);
+    metrics.watch(inflight);
+    this.intake =
+        new BodyIntake(
+            config.maxRequestBytes(),
+            config.bodyReadTimeout(),
+            inflight,
+            timer,
+            errors,
+            metrics,
+            new RateLimitedLog(LOG, BROKEN_BODY_LOG_INTERVAL));
+    OriginGuard origins = new OriginGuard(config.allowedOrigins(), errors);
     this.startupModels = startupModels(config);
     for (String pin : config.pin()) {
       manager.pin(startupModels.get(pin).key());
     }
     this.runner = new RequestRunner(config.workerThreads(), config.requestTimeout(), errors);
-    this.executors = ModelExecutors.create(manager, config, metrics);
-    TensorCodec codec = new TensorCodec();
+    InferRequestDecoder decoder = new InferRequestDecoder(json);
     RequestIds requestIds = new RequestIds();
     BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
+    this.executors = ModelExecutors.create(manager, config, metrics);
+    this.inference =
+        new InferenceService(manager, resolver, metrics)
+            .withExecution(executors.execution(), config.requestTimeout());
     OipRoutes oip =
-        new OipRoutes(manager, resolver, events, metrics, codec, json, runner, executors, state);
+        new OipRoutes(manager, resolver, events, metrics, decoder, json, runner, state, inference);
     RepositoryRoutes repository = new RepositoryRoutes(manager, resolver, events, json, runner);
+    this.grpcService =
+        new GrpcEndpoint.Service(oip, repository, inference, runner, errors, state);
+    this.auth = auth;
+    this.errors = errors;
     ManagementRoutes management = new ManagementRoutes(manager, resolver, events, json, runner);
     this.app =
         Javalin.create(
@@ -103,6 +139,9 @@ public final class ModelKeeperServer implements AutoCloseable {
               c.jetty.modifyServer(
                   server -> {
                     server.setStopTimeout(config.shutdownTimeout().toMillis());
+                    // request order: graceful shutdown, origin check, body intake, routes
+                    server.insertHandler(intake);
+                    server.insertHandler(origins);
                     server.insertHandler(new GracefulHandler());
                     server.setErrorHandler(new JsonErrorHandler(json));
                   });
@@ -117,6 +156,8 @@ public final class ModelKeeperServer implements AutoCloseable {
                     // on shutdown, idle keep-alive connections close after this; requests in
                     // flight are waited for up to the stop timeout regardless
                     connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
+                    connector.addBean(new NetworkConnectionLimit(config.maxConnections(), connector));
+                    connector.addBean(new HeaderDeadline(config.bodyReadTimeout(), timer, metrics));
                     return connector;
                   });
               c.requestLogger.http(
@@ -171,9 +212,27 @@ public final class ModelKeeperServer implements AutoCloseable {
     } catch (RuntimeException e) {
       server.runner.shutdown(Duration.ZERO);
       server.executors.shutdown(Duration.ZERO);
+      server.timer.shutdownNow();
       throw new InvalidConfigException(
           "port",
           "cannot listen on " + config.host() + ":" + config.port() + ": " + rootMessage(e));
+    }
+    if (config.grpcPort() != ServerConfig.GRPC_OFF) {
+      try {
+        server.grpc =
+            GrpcEndpoint.start(
+                config.host(),
+                config.grpcPort(),
+                (int) Math.min(Integer.MAX_VALUE, config.maxRequestBytes()),
+                server.grpcService,
+                server.auth,
+                server.errors);
+      } catch (java.io.IOException | RuntimeException e) {
+        server.close();
+        throw new InvalidConfigException(
+            "grpc-port",
+            "cannot listen on " + config.host() + ":" + config.grpcPort() + ": " + rootMessage(e));
+      }
     }
     server.preload();
     return server;
@@ -227,6 +286,12 @@ public final class ModelKeeperServer implements AutoCloseable {
     return app.port();
   }
 
+  /** The bound gRPC port, or {@link ServerConfig#GRPC_OFF} when gRPC is off. */
+  public int grpcPort() {
+    GrpcEndpoint g = grpc;
+    return g == null ? ServerConfig.GRPC_OFF : g.port();
+  }
+
   /** The base URL clients use, e.g. {@code http://localhost:8000}. */
   public String url() {
     String host = config.host();
@@ -264,32 +329,75 @@ public final class ModelKeeperServer implements AutoCloseable {
   }
 
   /**
-   * Stops gracefully: refuses new connections, lets in-flight requests finish for up to the
-   * shutdown timeout, waits for background work, then unloads every model. Idempotent.
+   * Stops gracefully within the shutdown timeout, used once: readiness turns false, new requests
+   * are refused (503), requests in flight may finish until shortly before the timeout, then those
+   * still running are answered 503; the connectors close, background work gets what is left of the
+   * timeout, and every model is unloaded. Idempotent.
    */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    long deadline = System.nanoTime() + config.shutdownTimeout().toNanos();
     state.stopping();
+    GrpcEndpoint g = grpc;
+    if (g != null) {
+      g.stopAccepting();
+    }
+    long grace = config.shutdownTimeout().toNanos();
+    long answerAt = grace - Math.min(ANSWER_MARGIN.toNanos(), grace / 4);
+    ScheduledFuture<?> answerRest =
+        timer.schedule(
+            () -> {
+              UnavailableException stopping =
+                  new UnavailableException("the server is shutting down", Duration.ofSeconds(1));
+              intake.abortAll(stopping);
+              runner.answerPending(stopping);
+            },
+            answerAt,
+            TimeUnit.NANOSECONDS);
     try {
       app.stop();
     } catch (RuntimeException e) {
-      LOG.warn("the HTTP server did not stop cleanly", e);
+      LOG.warn("the HTTP server did not stop cleanly: {}", rootMessage(e));
     }
-    if (!runner.shutdown(config.shutdownTimeout())) {
+    if (g != null) {
+      g.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    }
+    answerRest.cancel(false);
+    Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    if (!runner.shutdown(left)) {
       LOG.warn("some model operations were still running after {}", config.shutdownTimeout());
     }
-    if (!executors.shutdown(config.shutdownTimeout())) {
+    if (!executors.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
       LOG.warn("some inferences were still queued or running after {}", config.shutdownTimeout());
     }
+    timer.shutdownNow();
     try {
       manager.clear();
     } catch (RuntimeException e) {
       LOG.warn("some models failed to unload", e);
     }
     metrics.close();
+  }
+
+  private static ScheduledExecutorService timer() {
+    ScheduledThreadPoolExecutor t =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread thread = new Thread(r, "modelkeeper-timer");
+              thread.setDaemon(true);
+              return thread;
+            });
+    t.setRemoveOnCancelPolicy(true);
+    return t;
+  }
+
+  /** Bytes of request bodies and decoded tensors held now (the in-flight budget in use). */
+  long inflightBytes() {
+    return inflight.inUse();
   }
 
   private static String rootMessage(Throwable e) {

@@ -2,7 +2,9 @@ package dev.modelkeeper.server;
 
 import io.javalin.http.Context;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -31,7 +33,7 @@ final class RequestRunner {
   /**
    * An action that starts the response on a worker thread and finishes it elsewhere (a model's
    * executor); {@code deadlineNanos} is the {@link System#nanoTime()} instant the request times out.
-   * When the request times out, the returned future is cancelled.
+   * When the request is answered otherwise (timeout, shutdown), the returned future is cancelled.
    */
   @FunctionalInterface
   interface AsyncAction {
@@ -44,6 +46,8 @@ final class RequestRunner {
   private final ThreadPoolExecutor workers;
   private final Duration timeout;
   private final ErrorMapper errors;
+  private final java.util.Set<CompletableFuture<HttpResult>> pending =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   RequestRunner(int threads, Duration timeout, ErrorMapper errors) {
     int pool = POOLS.incrementAndGet();
@@ -65,52 +69,32 @@ final class RequestRunner {
     this.errors = errors;
   }
 
-  /** Answers {@code ctx} with what {@code action} returns or throws on a worker thread. */
-  void submit(Context ctx, Action action) {
-    CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
-    execute(ctx, outcome, () -> outcome.complete(action.run()));
-  }
-
   /**
-   * Answers {@code ctx} with what the future {@code action} starts on a worker thread completes
-   * with; the worker is free as soon as the action returns its future.
+   * Answers {@code ctx} with what {@code action} returns or throws on a worker thread. The worker
+   * holds the request's bytes ({@link RequestBody#bytes()}) while it runs, and skips an action whose
+   * request was abandoned while it was queued.
    */
-  void submitAsync(Context ctx, AsyncAction action) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
-    execute(
-        ctx,
-        outcome,
-        () -> {
-          CompletableFuture<HttpResult> started = action.start(deadline);
-          started.whenComplete(
-              (r, t) -> {
-                if (t != null) {
-                  outcome.completeExceptionally(t);
-                } else {
-                  outcome.complete(r);
-                }
-              });
-          outcome.whenComplete((r, t) -> started.cancel(false)); // a no-op once it completed
-        });
-  }
-
-  private interface Step {
-    void run() throws Exception;
-  }
-
-  private void execute(Context ctx, CompletableFuture<HttpResult> outcome, Step step) {
+  void submit(Context ctx, Action action) {
     String requestId = RequestIds.of(ctx);
+    RequestBytes bytes = RequestBody.of(ctx).bytes();
+    CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
+    pending.add(outcome);
+    outcome.whenComplete((r, f) -> pending.remove(outcome));
+    bytes.retain();
     try {
       workers.execute(
           () -> {
             try {
-              step.run();
+              bytes.checkNotAbandoned();
+              outcome.complete(action.run());
             } catch (Throwable t) {
               outcome.completeExceptionally(t);
+            } finally {
+              bytes.release();
             }
           });
     } catch (RejectedExecutionException busy) {
+      bytes.release();
       outcome.completeExceptionally(
           new UnavailableException(
               workers.isShutdown()
@@ -118,6 +102,10 @@ final class RequestRunner {
                   : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
               BUSY_RETRY));
     }
+    answer(ctx, outcome, requestId);
+  }
+
+  private void answer(Context ctx, CompletableFuture<HttpResult> outcome, String requestId) {
     ctx.future(
         () ->
             outcome
@@ -131,6 +119,116 @@ final class RequestRunner {
                       r.writeTo(ctx);
                       return null;
                     }));
+  }
+
+  /**
+   * Like {@link #submit}, for an action that returns a future: the worker is free as soon as the
+   * action has started it, and the request's bytes are held until it is answered.
+   */
+  void submitAsync(Context ctx, AsyncAction action) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String requestId = RequestIds.of(ctx);
+    RequestBytes bytes = RequestBody.of(ctx).bytes();
+    CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
+    pending.add(outcome);
+    bytes.retain();
+    outcome.whenComplete(
+        (r, f) -> {
+          pending.remove(outcome);
+          bytes.release();
+        });
+    try {
+      workers.execute(
+          () -> {
+            try {
+              bytes.checkNotAbandoned();
+              CompletableFuture<HttpResult> started = action.start(deadline);
+              started.whenComplete(
+                  (r, t) -> {
+                    if (t != null) {
+                      outcome.completeExceptionally(t);
+                    } else {
+                      outcome.complete(r);
+                    }
+                  });
+              outcome.whenComplete((r, t) -> started.cancel(false)); // a no-op once it completed
+            } catch (Throwable t) {
+              outcome.completeExceptionally(t);
+            }
+          });
+    } catch (RejectedExecutionException busy) {
+      outcome.completeExceptionally(
+          new UnavailableException(
+              workers.isShutdown()
+                  ? "the server is shutting down"
+                  : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+              BUSY_RETRY));
+    }
+    answer(ctx, outcome, requestId);
+  }
+
+  /**
+   * Runs {@code action} on a worker for a caller that is not an HTTP request (a gRPC call). The
+   * future fails with {@link UnavailableException} when every worker and queue slot is taken or
+   * the action outlives the request timeout; cancelling it interrupts the action (a call whose
+   * client left or whose deadline passed stops waiting for loads and leases).
+   */
+  <T> CompletableFuture<T> call(Callable<T> action) {
+    CompletableFuture<T> outcome = new CompletableFuture<>();
+    Future<?> task;
+    try {
+      task =
+          workers.submit(
+              () -> {
+                try {
+                  outcome.complete(action.call());
+                } catch (Throwable t) {
+                  outcome.completeExceptionally(t);
+                }
+              });
+    } catch (RejectedExecutionException busy) {
+      outcome.completeExceptionally(
+          new UnavailableException(
+              workers.isShutdown()
+                  ? "the server is shutting down"
+                  : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+              BUSY_RETRY));
+      return outcome;
+    }
+    outcome.whenComplete(
+        (result, failure) -> {
+          if (outcome.isCancelled()) {
+            task.cancel(true);
+          }
+        });
+    CompletableFuture<T> bounded = new CompletableFuture<>();
+    outcome
+        .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+        .whenComplete(
+            (result, failure) -> {
+              if (failure == null) {
+                bounded.complete(result);
+              } else {
+                bounded.completeExceptionally(timedOut(failure));
+              }
+            });
+    bounded.whenComplete(
+        (result, failure) -> {
+          if (bounded.isCancelled()) {
+            outcome.cancel(true);
+          }
+        });
+    return bounded;
+  }
+
+  /**
+   * Answers every request still waiting for its worker's result with {@code failure} now (at the
+   * end of the shutdown grace); their actions run on, but their answers are dropped.
+   */
+  void answerPending(RuntimeException failure) {
+    for (CompletableFuture<HttpResult> f : pending) {
+      f.completeExceptionally(failure);
+    }
   }
 
   /** Runs a task that is not tied to a request (preloading) on the same workers. */

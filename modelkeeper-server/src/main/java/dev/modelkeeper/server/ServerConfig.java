@@ -17,8 +17,23 @@ public final class ServerConfig {
   /** The port {@code modelkeeper serve} listens on unless told otherwise. */
   public static final int DEFAULT_PORT = 8000;
 
+  /** The gRPC port {@code modelkeeper serve} listens on unless told otherwise. */
+  public static final int DEFAULT_GRPC_PORT = 8001;
+
+  /** A {@link #grpcPort()} that turns the gRPC endpoint off. */
+  public static final int GRPC_OFF = -1;
+
+  /** The interface {@code modelkeeper serve} binds unless told otherwise: this machine only. */
+  public static final String DEFAULT_HOST = "127.0.0.1";
+
+  /** The default in-flight request budget: a quarter of the JVM's maximum heap. */
+  public static long defaultMaxInflightBytes() {
+    return Runtime.getRuntime().maxMemory() / 4;
+  }
+
   private final String host;
   private final int port;
+  private final int grpcPort;
   private final ModelRepository repository;
   private final ModelRegistry registry;
   private final int maxModels;
@@ -36,12 +51,18 @@ public final class ServerConfig {
   private final int maxConcurrency;
   private final int maxQueueSize;
   private final String authToken;
+  private final long maxInflightBytes;
+  private final Duration admissionTimeout;
+  private final Duration bodyReadTimeout;
+  private final int maxConnections;
+  private final List<String> allowedOrigins;
   private final List<String> preload;
   private final List<String> pin;
 
   private ServerConfig(Builder b) {
     this.host = b.host;
     this.port = b.port;
+    this.grpcPort = b.grpcPort;
     this.repository = b.repository;
     this.registry = b.registry != null ? b.registry : new RepositoryModelRegistry(b.repository);
     this.maxModels = b.maxModels;
@@ -59,6 +80,11 @@ public final class ServerConfig {
     this.maxConcurrency = b.maxConcurrency;
     this.maxQueueSize = b.maxQueueSize;
     this.authToken = b.authToken;
+    this.maxInflightBytes = b.maxInflightBytes > 0 ? b.maxInflightBytes : defaultMaxInflightBytes();
+    this.admissionTimeout = b.admissionTimeout;
+    this.bodyReadTimeout = b.bodyReadTimeout;
+    this.maxConnections = b.maxConnections;
+    this.allowedOrigins = List.copyOf(b.allowedOrigins);
     this.preload = List.copyOf(b.preload);
     this.pin = List.copyOf(b.pin);
   }
@@ -68,7 +94,10 @@ public final class ServerConfig {
     return new Builder(repository);
   }
 
-  /** The interface to bind, {@code 0.0.0.0} (every interface) by default. */
+  /**
+   * The interface to bind, {@value #DEFAULT_HOST} (this machine only) by default; {@code 0.0.0.0}
+   * listens on every interface (in a container, for instance).
+   */
   public String host() {
     return host;
   }
@@ -76,6 +105,15 @@ public final class ServerConfig {
   /** The port to bind; 0 picks any free port (read it back with {@link ModelKeeperServer#port()}). */
   public int port() {
     return port;
+  }
+
+  /**
+   * The gRPC port; 0 picks any free port (read it back with {@link ModelKeeperServer#grpcPort()})
+   * and {@link #GRPC_OFF} (the builder's default, so embedded servers open one port only) serves
+   * no gRPC. {@code modelkeeper serve} defaults to {@link #DEFAULT_GRPC_PORT}.
+   */
+  public int grpcPort() {
+    return grpcPort;
   }
 
   /** Where models are listed and found. */
@@ -176,6 +214,42 @@ public final class ServerConfig {
     return authToken;
   }
 
+  /**
+   * The most bytes of request bodies and decoded tensors in flight at once, server-wide (default: a
+   * quarter of the maximum heap). A request that does not fit waits up to {@link
+   * #admissionTimeout()}, then is answered 503.
+   */
+  public long maxInflightBytes() {
+    return maxInflightBytes;
+  }
+
+  /** How long a request waits for room in the in-flight budget before it gets 503 (default 10s). */
+  public Duration admissionTimeout() {
+    return admissionTimeout;
+  }
+
+  /**
+   * How long a client has to send a request's body in full, and a new connection its first
+   * request's headers; slower ones are answered 408 and closed (default 30s).
+   */
+  public Duration bodyReadTimeout() {
+    return bodyReadTimeout;
+  }
+
+  /** The most connections open at once; more wait to be accepted (default 1024). */
+  public int maxConnections() {
+    return maxConnections;
+  }
+
+  /**
+   * Web origins (e.g. {@code https://app.example.com}) whose pages may send requests that change
+   * state; {@code *} allows any. Empty by default: such requests carrying any other {@code Origin}
+   * than the server's own are answered 403.
+   */
+  public List<String> allowedOrigins() {
+    return allowedOrigins;
+  }
+
   /** Models loaded before the server reports ready, in order. */
   public List<String> preload() {
     return preload;
@@ -205,8 +279,9 @@ public final class ServerConfig {
 
   /** A mutable builder; not thread-safe. {@link #build()} validates and freezes the settings. */
   public static final class Builder {
-    private String host = "0.0.0.0";
+    private String host = DEFAULT_HOST;
     private int port = DEFAULT_PORT;
+    private int grpcPort = GRPC_OFF;
     private final ModelRepository repository;
     private ModelRegistry registry;
     private int maxModels = 8;
@@ -224,6 +299,11 @@ public final class ServerConfig {
     private int maxConcurrency = 4;
     private int maxQueueSize = 256;
     private String authToken;
+    private long maxInflightBytes;
+    private Duration admissionTimeout = Duration.ofSeconds(10);
+    private Duration bodyReadTimeout = Duration.ofSeconds(30);
+    private int maxConnections = 1024;
+    private final List<String> allowedOrigins = new ArrayList<>();
     private final List<String> preload = new ArrayList<>();
     private final List<String> pin = new ArrayList<>();
 
@@ -238,6 +318,12 @@ public final class ServerConfig {
 
     public Builder port(int port) {
       this.port = port;
+      return this;
+    }
+
+    /** The gRPC port: 0 = any free port, {@link #GRPC_OFF} = no gRPC endpoint. */
+    public Builder grpcPort(int grpcPort) {
+      this.grpcPort = grpcPort;
       return this;
     }
 
@@ -323,6 +409,32 @@ public final class ServerConfig {
       return this;
     }
 
+    /** The in-flight request budget in bytes; 0 means the default (a quarter of the max heap). */
+    public Builder maxInflightBytes(long bytes) {
+      this.maxInflightBytes = bytes;
+      return this;
+    }
+
+    public Builder admissionTimeout(Duration d) {
+      this.admissionTimeout = d;
+      return this;
+    }
+
+    public Builder bodyReadTimeout(Duration d) {
+      this.bodyReadTimeout = d;
+      return this;
+    }
+
+    public Builder maxConnections(int connections) {
+      this.maxConnections = connections;
+      return this;
+    }
+
+    public Builder allowedOrigins(List<String> origins) {
+      this.allowedOrigins.addAll(origins);
+      return this;
+    }
+
     public Builder preload(List<String> modelIds) {
       this.preload.addAll(modelIds);
       return this;
@@ -347,6 +459,13 @@ public final class ServerConfig {
       }
       if (port < 0 || port > 65535) {
         throw new InvalidConfigException("port", "must be between 0 and 65535, was " + port);
+      }
+      if (grpcPort < GRPC_OFF || grpcPort > 65535) {
+        throw new InvalidConfigException(
+            "grpc-port", "must be between 0 and 65535, or -1 for off, was " + grpcPort);
+      }
+      if (grpcPort > 0 && grpcPort == port) {
+        throw new InvalidConfigException("grpc-port", "must differ from the HTTP port " + port);
       }
       if (maxModels < 1) {
         throw new InvalidConfigException("max-models", "must be at least 1, was " + maxModels);
@@ -377,6 +496,27 @@ public final class ServerConfig {
       }
       if (authToken != null && authToken.isBlank()) {
         throw new InvalidConfigException("auth-token", "must not be blank when given");
+      }
+      if (maxInflightBytes < 0) {
+        throw new InvalidConfigException(
+            "max-inflight-bytes", "must not be negative, was " + maxInflightBytes);
+      }
+      if (maxInflightBytes > 0 && maxInflightBytes < maxRequestBytes) {
+        throw new InvalidConfigException(
+            "max-inflight-bytes",
+            "must hold at least one request of max-request-bytes=" + maxRequestBytes + ", was "
+                + maxInflightBytes);
+      }
+      positive("admission-timeout", admissionTimeout);
+      positive("body-read-timeout", bodyReadTimeout);
+      if (maxConnections < 1) {
+        throw new InvalidConfigException(
+            "max-connections", "must be at least 1, was " + maxConnections);
+      }
+      for (String o : allowedOrigins) {
+        if (o == null || o.isBlank()) {
+          throw new InvalidConfigException("allowed-origins", "contains an empty origin");
+        }
       }
       checkIds("preload", preload);
       checkIds("pin", pin);
