@@ -47,7 +47,8 @@ import java.util.function.Function;
  *
  * <p><b>Locking.</b> One lock per model, never held while running a model, completing a future,
  * arming the timer or handing work to the executor: dispatch collects that work under the lock and
- * does it after unlocking.
+ * does it after unlocking. A run answers its calls only after it has given its slot back, so the
+ * callers' follow-up work (encoding, writing responses) never holds up the model's next run.
  */
 final class ModelExecutor {
 
@@ -325,6 +326,7 @@ final class ModelExecutor {
 
   private void run(List<Call> batch) {
     long start = ticker.read();
+    List<Runnable> answers = new ArrayList<>(batch.size());
     try {
       List<Call> live = new ArrayList<>(batch.size());
       for (Call c : batch) {
@@ -334,11 +336,12 @@ final class ModelExecutor {
         }
       }
       if (!live.isEmpty()) {
-        access.withModel(live.get(0).target, model -> execute(model, live));
+        access.withModel(live.get(0).target, model -> execute(model, live, answers));
       }
     } catch (Throwable t) {
+      answers.clear();
       for (Call c : batch) {
-        c.result.completeExceptionally(t);
+        answers.add(() -> c.result.completeExceptionally(t));
       }
       if (t instanceof Error) {
         throw (Error) t;
@@ -353,17 +356,23 @@ final class ModelExecutor {
         lock.unlock();
       }
       work.perform();
+      // answered after the slot is free: the callers' encoding and writing (which runs in the
+      // completion) overlaps the next run instead of delaying it
+      answers.forEach(Runnable::run);
     }
   }
 
-  /** Runs {@code calls} on the leased {@code model}: merged when there are several, else alone. */
-  private void execute(InferenceModel model, List<Call> calls) {
+  /**
+   * Runs {@code calls} on the leased {@code model}, merged when there are several, else alone, and
+   * adds how to answer each call to {@code answers}.
+   */
+  private void execute(InferenceModel model, List<Call> calls, List<Runnable> answers) {
     if (plan.model() != model) { // first run, or the model was loaded again
       ExecutionSettings s = settingsOf.apply(model);
       plan = new Plan(model, Batches.batchable(model) ? s : s.unbatched());
     }
     if (calls.size() == 1) {
-      runAlone(model, calls.get(0));
+      runAlone(model, calls.get(0), answers);
       return;
     }
     int[] rows = new int[calls.size()];
@@ -381,17 +390,19 @@ final class ModelExecutor {
     }
     if (parts == null) {
       for (Call c : calls) {
-        runAlone(model, c);
+        runAlone(model, c, answers);
       }
       return;
     }
     metrics.ran(calls.size(), sum(rows), ticker.read() - start);
     for (int i = 0; i < rows.length; i++) {
-      calls.get(i).result.complete(parts.get(i));
+      Call c = calls.get(i);
+      Map<String, Tensor> out = parts.get(i);
+      answers.add(() -> c.result.complete(out));
     }
   }
 
-  private void runAlone(InferenceModel model, Call c) {
+  private void runAlone(InferenceModel model, Call c, List<Runnable> answers) {
     if (c.result.isDone()) {
       return;
     }
@@ -399,9 +410,9 @@ final class ModelExecutor {
     try {
       Map<String, Tensor> out = model.infer(c.inputs, c.outputs);
       metrics.ran(1, Math.max(c.rows, 1), ticker.read() - start);
-      c.result.complete(out);
+      answers.add(() -> c.result.complete(out));
     } catch (RuntimeException e) {
-      c.result.completeExceptionally(e);
+      answers.add(() -> c.result.completeExceptionally(e));
     }
   }
 

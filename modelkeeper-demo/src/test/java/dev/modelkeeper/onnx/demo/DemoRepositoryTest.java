@@ -72,8 +72,8 @@ class DemoRepositoryTest {
   void materialize_totalSize_staysSmall() throws Exception {
     Path dir = DemoRepository.materialize(tmp.resolve("demo"));
     long total = new LocalModelRepository(dir).list().stream().mapToLong(RepositoryEntry::sizeBytes).sum();
-    // the convnet's dense head is about 8 MiB; every other model together stays under 1 MiB
-    assertThat(total).isLessThan(10 << 20);
+    // the convnet's dense head is about 16 MiB; every other model together stays under 1 MiB
+    assertThat(total).isLessThan(18 << 20);
   }
 
   @Test
