@@ -220,14 +220,17 @@ final class GrpcEndpoint {
 
     @Override
     public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
-      run(
+      // decoded on a worker, then queued on the model's executor without holding the worker
+      runAsync(
           out,
-          () ->
-              GrpcTensors.encode(
-                  inference.infer(
+          deadline ->
+              inference
+                  .inferAsync(
                       request.getModelName(),
                       version(request.getModelVersion()),
-                      GrpcTensors.decode(request))));
+                      GrpcTensors.decode(request),
+                      deadline)
+                  .thenApply(GrpcTensors::encode));
     }
 
     @Override
@@ -292,10 +295,58 @@ final class GrpcEndpoint {
      * call (client gone, deadline passed) interrupts the action.
      */
     private <T> void run(StreamObserver<T> out, Callable<T> action) {
-      String requestId = UUID.randomUUID().toString();
       ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
       CompletableFuture<T> outcome = runner.call(action);
       call.setOnCancelHandler(() -> outcome.cancel(true));
+      answer(call, outcome);
+    }
+
+    /**
+     * Like {@link #run}, for an action that starts a future (given the request's nanoTime
+     * deadline): the worker is free once the action returned; the whole call is bounded by the
+     * request timeout, and a cancelled or timed-out call withdraws the started work.
+     */
+    private <T> void runAsync(
+        StreamObserver<T> out, java.util.function.LongFunction<CompletableFuture<T>> action) {
+      ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
+      long deadline = System.nanoTime() + runner.timeout().toNanos();
+      CompletableFuture<CompletableFuture<T>> started = runner.call(() -> action.apply(deadline));
+      CompletableFuture<T> outcome = new CompletableFuture<>();
+      started.whenComplete(
+          (inner, failure) -> {
+            if (failure != null) {
+              outcome.completeExceptionally(failure);
+              return;
+            }
+            inner.whenComplete(
+                (r, t) -> {
+                  if (t != null) {
+                    outcome.completeExceptionally(t);
+                  } else {
+                    outcome.complete(r);
+                  }
+                });
+            outcome.whenComplete((r, t) -> inner.cancel(false)); // a no-op once it completed
+          });
+      CompletableFuture.delayedExecutor(
+              Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+          .execute(
+              () ->
+                  outcome.completeExceptionally(
+                      new UnavailableException(
+                          "the request did not finish within the request timeout of "
+                              + runner.timeout(),
+                          java.time.Duration.ofSeconds(1))));
+      call.setOnCancelHandler(
+          () -> {
+            started.cancel(true);
+            outcome.cancel(false);
+          });
+      answer(call, outcome);
+    }
+
+    private <T> void answer(ServerCallStreamObserver<T> call, CompletableFuture<T> outcome) {
+      String requestId = UUID.randomUUID().toString();
       outcome.whenComplete(
           (result, failure) -> {
             if (call.isCancelled()) {

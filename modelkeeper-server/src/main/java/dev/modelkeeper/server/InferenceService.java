@@ -90,6 +90,12 @@ final class InferenceService {
     return new InferenceService(resolver, blocking(async, timeout), async);
   }
 
+  /** {@link #inferAsync(String, ModelTarget, InferRequest, long)} on model {@code name}. */
+  CompletableFuture<Result> inferAsync(
+      String name, String version, InferRequest request, long deadlineNanos) {
+    return inferAsync(name, resolver.resolve(name, version), request, deadlineNanos);
+  }
+
   /**
    * Starts {@code request} on {@code target} without blocking the caller when execution is
    * queued (else runs it now); cancelling the returned future withdraws a queued request.

@@ -231,6 +231,11 @@ final class RequestRunner {
     }
   }
 
+  /** How long a request may take before it is answered 503. */
+  Duration timeout() {
+    return timeout;
+  }
+
   /** Runs a task that is not tied to a request (preloading) on the same workers. */
   CompletableFuture<Void> background(Runnable task) {
     return CompletableFuture.runAsync(task, workers);
