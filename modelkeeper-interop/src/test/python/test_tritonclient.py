@@ -15,6 +15,7 @@ HTTP = os.environ["MK_HTTP"]
 GRPC = os.environ["MK_GRPC"]
 TOKEN = os.environ["MK_TOKEN"]
 AUTH = {"Authorization": "Bearer " + TOKEN}
+GAUTH = {"authorization": "Bearer " + TOKEN}  # gRPC metadata keys are lowercase
 
 IRIS = np.array([[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3]], dtype=np.float32)
 
@@ -142,12 +143,12 @@ def test_infer_every_datatype(proto):
 def test_repository_index_load_and_unload(http, grpc):
     names = {m["name"] for m in http.get_model_repository_index(headers=AUTH)}
     assert {"iris", "mlp-small", "mlp-medium", "types"} <= names
-    gnames = {m.name for m in grpc.get_model_repository_index(headers=AUTH).models}
+    gnames = {m.name for m in grpc.get_model_repository_index(headers=GAUTH).models}
     assert gnames == names
 
-    grpc.load_model("mlp-small", headers=AUTH)
+    grpc.load_model("mlp-small", headers=GAUTH)
     assert grpc.is_model_ready("mlp-small") and http.is_model_ready("mlp-small")
-    grpc.unload_model("mlp-small", headers=AUTH)
+    grpc.unload_model("mlp-small", headers=GAUTH)
     assert not grpc.is_model_ready("mlp-small")
 
     http.load_model("mlp-small", headers=AUTH)

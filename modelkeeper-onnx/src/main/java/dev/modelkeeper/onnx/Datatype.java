@@ -184,6 +184,10 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       ShortBuffer b = t.getShortBuffer();
+      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+          && b.array().length == b.remaining()) {
+        return b.array(); // ONNX Runtime's copy is ours: no second one
+      }
       short[] out = new short[b.remaining()];
       b.get(out);
       return out;
@@ -224,6 +228,10 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       IntBuffer b = t.getIntBuffer();
+      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+          && b.array().length == b.remaining()) {
+        return b.array(); // ONNX Runtime's copy is ours: no second one
+      }
       int[] out = new int[b.remaining()];
       b.get(out);
       return out;
@@ -264,6 +272,10 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       LongBuffer b = t.getLongBuffer();
+      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+          && b.array().length == b.remaining()) {
+        return b.array(); // ONNX Runtime's copy is ours: no second one
+      }
       long[] out = new long[b.remaining()];
       b.get(out);
       return out;
@@ -304,6 +316,10 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       FloatBuffer b = t.getFloatBuffer();
+      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+          && b.array().length == b.remaining()) {
+        return b.array(); // ONNX Runtime's copy is ours: no second one
+      }
       float[] out = new float[b.remaining()];
       b.get(out);
       return out;
@@ -344,6 +360,10 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       DoubleBuffer b = t.getDoubleBuffer();
+      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+          && b.array().length == b.remaining()) {
+        return b.array(); // ONNX Runtime's copy is ours: no second one
+      }
       double[] out = new double[b.remaining()];
       b.get(out);
       return out;

@@ -32,6 +32,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Set;
@@ -39,8 +40,6 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The gRPC endpoint: the {@code inference.GRPCInferenceService} of the Open Inference Protocol
@@ -54,7 +53,7 @@ import org.slf4j.LoggerFactory;
  */
 final class GrpcEndpoint {
 
-  private static final Logger LOG = LoggerFactory.getLogger(GrpcEndpoint.class);
+  private static final System.Logger LOG = System.getLogger(GrpcEndpoint.class.getName());
 
   /** The methods that need the bearer token when one is configured, as REST's repository API. */
   private static final Set<String> PROTECTED =
@@ -124,7 +123,7 @@ final class GrpcEndpoint {
   void awaitStopped(Duration grace) {
     try {
       if (!server.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
-        LOG.warn("gRPC calls were still running after {}; cancelling them", grace);
+        LOG.log(Level.WARNING, "gRPC calls were still running after {0}; cancelling them", grace);
         server.shutdownNow();
         server.awaitTermination(5, TimeUnit.SECONDS);
       }
@@ -361,7 +360,7 @@ final class GrpcEndpoint {
                 call.onError(status.asRuntimeException());
               }
             } catch (RuntimeException e) {
-              LOG.debug("gRPC call {} ended before its answer", requestId, e);
+              LOG.log(Level.DEBUG, "gRPC call " + requestId + " ended before its answer", e);
             }
           });
     }

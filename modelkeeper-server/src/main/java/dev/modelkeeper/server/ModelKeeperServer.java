@@ -11,6 +11,7 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
 import io.javalin.http.HttpResponseException;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,8 +26,6 @@ import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The ModelKeeper HTTP server: the Open Inference Protocol, its repository extension, the
@@ -45,7 +44,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class ModelKeeperServer implements AutoCloseable {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ModelKeeperServer.class);
+  private static final System.Logger LOG = System.getLogger(ModelKeeperServer.class.getName());
   private static final long IDLE_CONNECTION_SHUTDOWN_MILLIS = 100;
   private static final Duration BROKEN_BODY_LOG_INTERVAL = Duration.ofSeconds(10);
   /** How long before the shutdown timeout requests still running are answered 503. */
@@ -272,9 +271,9 @@ public final class ModelKeeperServer implements AutoCloseable {
                 }
                 try {
                   manager.addModel(t.modelId(), null, t.alias());
-                  LOG.info("preloaded {}", t.key());
+                  LOG.log(Level.INFO, "preloaded {0}", t.key());
                 } catch (RuntimeException e) {
-                  LOG.error("preloading {} failed; it will load on demand", t.key(), e);
+                  LOG.log(Level.ERROR, "preloading " + t.key() + " failed; it will load on demand", e);
                 }
               }
             })
@@ -360,7 +359,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     try {
       app.stop();
     } catch (RuntimeException e) {
-      LOG.warn("the HTTP server did not stop cleanly: {}", rootMessage(e));
+      LOG.log(Level.WARNING, "the HTTP server did not stop cleanly", e);
     }
     if (g != null) {
       g.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
@@ -368,7 +367,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     answerRest.cancel(false);
     Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     if (!runner.shutdown(left)) {
-      LOG.warn("some model operations were still running after {}", config.shutdownTimeout());
+      LOG.log(Level.WARNING, "some model operations were still running after {0}", config.shutdownTimeout());
     }
     if (!executors.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
       LOG.warn("some inferences were still queued or running after {}", config.shutdownTimeout());
@@ -377,7 +376,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     try {
       manager.clear();
     } catch (RuntimeException e) {
-      LOG.warn("some models failed to unload", e);
+      LOG.log(Level.WARNING, "some models failed to unload", e);
     }
     metrics.close();
   }

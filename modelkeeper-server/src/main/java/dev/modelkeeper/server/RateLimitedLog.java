@@ -1,7 +1,8 @@
 package dev.modelkeeper.server;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.util.concurrent.atomic.AtomicLong;
-import org.slf4j.Logger;
 
 /**
  * WARN lines, without stack traces, at most one per interval; the next line counts the ones left
@@ -31,9 +32,9 @@ final class RateLimitedLog {
     }
     long left = suppressed.getAndSet(0);
     if (left > 0) {
-      log.warn("{} ({} similar lines left out)", message, left);
+      log.log(Level.WARNING, "{0} ({1} similar lines left out)", message, left);
     } else {
-      log.warn(message);
+      log.log(Level.WARNING, message);
     }
   }
 }
