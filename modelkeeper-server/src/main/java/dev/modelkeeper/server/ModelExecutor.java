@@ -1,5 +1,6 @@
 package dev.modelkeeper.server;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.modelkeeper.core.Ticker;
 import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InferenceModel;
@@ -98,13 +99,17 @@ final class ModelExecutor {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition idle = lock.newCondition();
 
-  // @GuardedBy("lock")
+  @GuardedBy("lock")
   private final ArrayDeque<Call> queue = new ArrayDeque<>();
-  // @GuardedBy("lock")
+
+  @GuardedBy("lock")
   private int running;
-  // @GuardedBy("lock"): the instant the armed timer fires, NOT_ARMED when none is
+
+  /** The instant the armed timer fires, NOT_ARMED when none is. */
+  @GuardedBy("lock")
   private long armedAt = NOT_ARMED;
-  // @GuardedBy("lock")
+
+  @GuardedBy("lock")
   private boolean closed;
 
   /** The settings in force and the model instance they were read from (null before a run). */
@@ -268,6 +273,7 @@ final class ModelExecutor {
   }
 
   /** Starts every run the settings allow now; records what to do after unlocking in {@code work}. */
+  @GuardedBy("lock")
   private void dispatch(long now, Work work) {
     ExecutionSettings s = plan.settings();
     while (running < s.maxConcurrency() && !queue.isEmpty()) {
@@ -318,6 +324,7 @@ final class ModelExecutor {
     signalIfIdle();
   }
 
+  @GuardedBy("lock")
   private void signalIfIdle() {
     if (running == 0 && queue.isEmpty()) {
       idle.signalAll();

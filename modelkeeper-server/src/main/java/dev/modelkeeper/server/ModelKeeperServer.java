@@ -370,7 +370,10 @@ public final class ModelKeeperServer implements AutoCloseable {
       LOG.log(Level.WARNING, "some model operations were still running after {0}", config.shutdownTimeout());
     }
     if (!executors.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
-      LOG.warn("some inferences were still queued or running after {}", config.shutdownTimeout());
+      LOG.log(
+          Level.WARNING,
+          "some inferences were still queued or running after {0}",
+          config.shutdownTimeout());
     }
     timer.shutdownNow();
     try {
