@@ -18,7 +18,7 @@ final class Logging {
 
   /** How each log event is written. */
   enum Format {
-    /** {@code 2025-01-01T12:00:00.000+00:00 INFO  [thread] logger - message}, for people. */
+    /** {@code 2025-01-01T12:00:00.000+00:00 INFO [thread] logger - message}, for people. */
     TEXT("logback.xml"),
     /** One JSON object per line, for log shippers. */
     JSON("dev/modelkeeper/cli/logback-json.xml");

@@ -48,7 +48,9 @@ class LogFormatIT {
     for (String line : log) {
       JsonNode event = json.readTree(line);
       assertThat(event.isObject()).as("a JSON object: %s", line).isTrue();
-      assertThat(event.fieldNames()).toIterable().as(line)
+      assertThat(event.fieldNames())
+          .toIterable()
+          .as(line)
           .contains("timestamp", "level", "threadName", "loggerName", "formattedMessage");
       loggers.add(event.get("loggerName").asText());
     }
@@ -85,18 +87,34 @@ class LogFormatIT {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process process =
         new ProcessBuilder(
-                java, "-jar", "modelkeeper-cli/target/modelkeeper.jar", "serve",
-                "--port", "0", "--host", "127.0.0.1",
-                "--repository", repo.toString(), "--cache-dir", tmp.resolve("cache").toString(),
-                "--max-bytes", "1000", "--preload", "mlp-small", "--log-format", format)
+                java,
+                "-jar",
+                "modelkeeper-cli/target/modelkeeper.jar",
+                "serve",
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--repository",
+                repo.toString(),
+                "--cache-dir",
+                tmp.resolve("cache").toString(),
+                "--max-bytes",
+                "1000",
+                "--preload",
+                "mlp-small",
+                "--log-format",
+                format)
             .directory(ROOT.toFile())
             .redirectOutput(out.toFile())
             .redirectError(err.toFile())
             .start();
     try {
-      await().atMost(Duration.ofSeconds(120))
+      await()
+          .atMost(Duration.ofSeconds(120))
           .until(() -> Files.readString(out).contains("Ready.") || !process.isAlive());
-      assertThat(Files.readString(out)).as("stdout; stderr %s", Files.readString(err))
+      assertThat(Files.readString(out))
+          .as("stdout; stderr %s", Files.readString(err))
           .contains("Ready.");
     } finally {
       process.toHandle().destroy(); // SIGTERM: a graceful stop

@@ -18,20 +18,20 @@ import java.util.zip.ZipFile;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the packaged jars hold: the library jars (core, onnx, server) carry no demo or writer
- * class, and the runnable jar stays within its size budget without ONNX Runtime debug symbols.
- * Runs after {@code package}, in {@code mvn verify}.
+ * What the packaged jars hold: the library jars (core, onnx, server) carry no demo or writer class,
+ * and the runnable jar stays within its size budget without ONNX Runtime debug symbols. Runs after
+ * {@code package}, in {@code mvn verify}.
  */
 class PackagingIT {
 
   private static final List<String> DEMO_PACKAGES =
       List.of("dev/modelkeeper/onnx/demo/", "dev/modelkeeper/onnx/writer/");
-  private static final Path RUNNABLE =
-      Path.of("target", "modelkeeper.jar").toAbsolutePath();
+  private static final Path RUNNABLE = Path.of("target", "modelkeeper.jar").toAbsolutePath();
 
   @Test
   void libraryJars_holdNoDemoOrWriterClass() throws Exception {
-    for (Class<?> library : List.of(BaseModelManager.class, OnnxModel.class, ModelKeeperServer.class)) {
+    for (Class<?> library :
+        List.of(BaseModelManager.class, OnnxModel.class, ModelKeeperServer.class)) {
       Path location = location(library);
       assertThat(entries(location))
           .as("entries of %s", location)

@@ -2,6 +2,7 @@ package dev.modelkeeper.core;
 
 import static java.lang.System.Logger.Level.WARNING;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -46,13 +47,15 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
 
-  /** Resident, unloading and loading identifiers; guarded by {@link #lock}. */
+  /** Resident, unloading and loading identifiers. */
+  @GuardedBy("lock")
   private final Map<String, Slot> slots = new HashMap<>();
 
-  /** Guarded by {@link #lock}. */
+  @GuardedBy("lock")
   private long usedBytes;
 
-  /** Bumped on every change that may make room; guarded by {@link #lock}. */
+  /** Bumped on every change that may make room. */
+  @GuardedBy("lock")
   private long version;
 
   public WithFixedSizeCache(ModelManager delegate, int maxSize) {
@@ -252,13 +255,13 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
   }
 
-  /** Guarded by {@link #lock}. */
+  @GuardedBy("lock")
   private boolean overBudget(int moreSlots, long moreBytes) {
     return slots.size() + moreSlots > options.maxSize()
         || (options.maxBytes() > 0 && usedBytes + moreBytes > options.maxBytes());
   }
 
-  /** Guarded by {@link #lock}. */
+  @GuardedBy("lock")
   private CapacityExceededException reject(String id, String why, long waitedNanos) {
     capacityRejections.increment();
     return new CapacityExceededException(
@@ -272,7 +275,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
             + ")");
   }
 
-  /** Guarded by {@link #lock}. */
+  @GuardedBy("lock")
   private String state() {
     long loading = slots.values().stream().filter(s -> s.loading).count();
     return "models "
@@ -296,7 +299,8 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
   }
 
-  /** Wakes every load waiting for room; guarded by {@link #lock}. */
+  /** Wakes every load waiting for room. */
+  @GuardedBy("lock")
   private void signalChangeLocked() {
     version++;
     changed.signalAll();

@@ -8,6 +8,7 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.TensorInfo;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotLoadedException;
 import java.io.IOException;
@@ -44,8 +45,11 @@ public final class OnnxModel implements InferenceModel {
   private final boolean trimOnClose;
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
-  // @GuardedBy("lock"): read under the read lock, set to null under the write lock
+  /** Read under the read lock, set to null under the write lock. */
+  @GuardedBy("lock")
   private OrtSession session;
+
+  @GuardedBy("lock")
   private OrtSession.SessionOptions sessionOptions;
 
   private OnnxModel(
