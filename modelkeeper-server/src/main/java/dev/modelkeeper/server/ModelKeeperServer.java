@@ -338,6 +338,8 @@ public final class ModelKeeperServer implements AutoCloseable {
     if (g != null) {
       g.stopAccepting();
     }
+    // bodies still arriving cannot be served any more: answer them now, before the connectors close
+    intake.abortAll(new UnavailableException("the server is shutting down", Duration.ofSeconds(1)));
     long grace = config.shutdownTimeout().toNanos();
     long answerAt = grace - Math.min(ANSWER_MARGIN.toNanos(), grace / 4);
     ScheduledFuture<?> answerRest =
