@@ -40,6 +40,7 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The gRPC endpoint: the {@code inference.GRPCInferenceService} of the Open Inference Protocol
@@ -142,6 +143,7 @@ final class GrpcEndpoint {
     private final RequestRunner runner;
     private final ErrorMapper errors;
     private final ServerState state;
+    private final InflightBytes inflight;
 
     Service(
         OipRoutes oip,
@@ -149,13 +151,15 @@ final class GrpcEndpoint {
         InferenceService inference,
         RequestRunner runner,
         ErrorMapper errors,
-        ServerState state) {
+        ServerState state,
+        InflightBytes inflight) {
       this.oip = oip;
       this.repository = repository;
       this.inference = inference;
       this.runner = runner;
       this.errors = errors;
       this.state = state;
+      this.inflight = inflight;
     }
 
     @Override
@@ -219,8 +223,17 @@ final class GrpcEndpoint {
 
     @Override
     public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
+      // the message and the tensors decoded from it, in the same in-flight budget as REST bodies
+      long bytes = 2L * request.getSerializedSize();
+      CompletableFuture<Void> admitted = inflight.reserve(bytes);
       run(
           out,
+          admitted,
+          () -> admitted.whenComplete((granted, refused) -> {
+            if (refused == null) {
+              inflight.release(bytes);
+            }
+          }),
           () ->
               GrpcTensors.encode(
                   inference.infer(
@@ -291,10 +304,34 @@ final class GrpcEndpoint {
      * call (client gone, deadline passed) interrupts the action.
      */
     private <T> void run(StreamObserver<T> out, Callable<T> action) {
+      run(out, CompletableFuture.completedFuture(null), () -> {}, action);
+    }
+
+    /**
+     * As {@link #run(StreamObserver, Callable)} once {@code admitted} completes (without holding a
+     * worker while it waits); {@code done} runs when the call is answered or abandoned.
+     */
+    private <T> void run(
+        StreamObserver<T> out, CompletableFuture<?> admitted, Runnable done, Callable<T> action) {
       String requestId = UUID.randomUUID().toString();
       ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
-      CompletableFuture<T> outcome = runner.call(action);
-      call.setOnCancelHandler(() -> outcome.cancel(true));
+      AtomicReference<CompletableFuture<T>> running = new AtomicReference<>();
+      CompletableFuture<T> outcome =
+          admitted.thenCompose(
+              ignored -> {
+                CompletableFuture<T> f = runner.call(action);
+                running.set(f);
+                return f;
+              });
+      call.setOnCancelHandler(
+          () -> {
+            outcome.cancel(true);
+            CompletableFuture<T> f = running.get();
+            if (f != null) {
+              f.cancel(true);
+            }
+          });
+      outcome.whenComplete((result, failure) -> done.run());
       outcome.whenComplete(
           (result, failure) -> {
             if (call.isCancelled()) {
