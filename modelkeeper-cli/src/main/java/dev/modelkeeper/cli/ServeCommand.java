@@ -45,11 +45,11 @@ final class ServeCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--host", defaultValue = "0.0.0.0", paramLabel = "ADDRESS",
+  @Option(names = "--host", paramLabel = "ADDRESS",
       description = "Interface to listen on (default: ${DEFAULT-VALUE}).")
   String host;
 
-  @Option(names = "--port", defaultValue = "8000", paramLabel = "PORT",
+  @Option(names = "--port", paramLabel = "PORT",
       description = "Port to listen on; 0 picks any free port (default: ${DEFAULT-VALUE}).")
   String port;
 
@@ -58,48 +58,48 @@ final class ServeCommand implements Callable<Integer> {
           + " URL of one (default: the bundled demo repository).")
   String repository;
 
-  @Option(names = "--cache-dir", paramLabel = "FOLDER",
-      description = "Where downloaded models and the demo repository are kept"
-          + " (default: ~/.cache/modelkeeper).")
+  @Option(names = "--cache-dir", defaultValue = "~/.cache/modelkeeper", paramLabel = "FOLDER",
+      description = "Where downloaded models and the demo repository are kept; ~ is your home"
+          + " folder (default: ${DEFAULT-VALUE}).")
   String cacheDir;
 
-  @Option(names = "--max-models", defaultValue = "8", paramLabel = "N",
+  @Option(names = "--max-models", paramLabel = "N",
       description = "Most models resident at once (default: ${DEFAULT-VALUE}).")
   String maxModels;
 
-  @Option(names = "--max-bytes", defaultValue = "0", paramLabel = "SIZE",
+  @Option(names = "--max-bytes", paramLabel = "SIZE",
       description = "Most bytes of models resident at once, e.g. 512MB or 4GiB; 0 means no byte"
           + " budget (default: ${DEFAULT-VALUE}).")
   String maxBytes;
 
-  @Option(names = "--lifecycle-timeout", defaultValue = "60s", paramLabel = "DURATION",
+  @Option(names = "--lifecycle-timeout", paramLabel = "DURATION",
       description = "How long a request waits for another load or unload of the same model"
           + " (default: ${DEFAULT-VALUE}).")
   String lifecycleTimeout;
 
-  @Option(names = "--capacity-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--capacity-timeout", paramLabel = "DURATION",
       description = "How long a load waits for room when every resident model is busy"
           + " (default: ${DEFAULT-VALUE}).")
   String capacityTimeout;
 
-  @Option(names = "--drain-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--drain-timeout", paramLabel = "DURATION",
       description = "How long an unload waits for running inferences (default: ${DEFAULT-VALUE}).")
   String drainTimeout;
 
-  @Option(names = "--request-timeout", defaultValue = "120s", paramLabel = "DURATION",
+  @Option(names = "--request-timeout", paramLabel = "DURATION",
       description = "Longest a request may take before it is answered 503"
           + " (default: ${DEFAULT-VALUE}).")
   String requestTimeout;
 
-  @Option(names = "--shutdown-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--shutdown-timeout", paramLabel = "DURATION",
       description = "How long shutdown lets in-flight requests finish (default: ${DEFAULT-VALUE}).")
   String shutdownTimeout;
 
-  @Option(names = "--max-request-bytes", defaultValue = "32MiB", paramLabel = "SIZE",
+  @Option(names = "--max-request-bytes", paramLabel = "SIZE",
       description = "Largest request body accepted (default: ${DEFAULT-VALUE}).")
   String maxRequestBytes;
 
-  @Option(names = "--worker-threads", defaultValue = "64", paramLabel = "N",
+  @Option(names = "--worker-threads", paramLabel = "N",
       description = "Threads that run inference, loads and unloads (default: ${DEFAULT-VALUE}).")
   String workerThreads;
 
@@ -153,7 +153,7 @@ final class ServeCommand implements Callable<Integer> {
   /** Validates the settings, starts the server and prints the startup summary; never blocks. */
   ModelKeeperServer start() {
     Logging.configure(parse("log-format", logFormat, Logging.Format::parse));
-    Path cache = cacheDir != null ? path("cache-dir", cacheDir) : defaultCacheDir();
+    Path cache = path("cache-dir", cacheDir);
     String repositoryLabel;
     ModelRepository repo;
     if (repository == null) {
@@ -254,6 +254,9 @@ final class ServeCommand implements Callable<Integer> {
 
   private Path path(String setting, String value) {
     try {
+      if (value.equals("~") || value.startsWith("~/")) {
+        return Path.of(System.getProperty("user.home"), value.substring(1).replaceFirst("^/", ""));
+      }
       return Path.of(value);
     } catch (java.nio.file.InvalidPathException e) {
       throw invalid(setting, e.getMessage(), e);
@@ -268,10 +271,6 @@ final class ServeCommand implements Callable<Integer> {
       }
     }
     return out;
-  }
-
-  private static Path defaultCacheDir() {
-    return Path.of(System.getProperty("user.home"), ".cache", "modelkeeper");
   }
 
   /** A failure naming the flag, and its environment variable when the value came from there. */
