@@ -412,8 +412,12 @@ public final class ProtocolBench {
             protocol, model, p50, p50 / floorP50, floorP50, p50 / floorP50 <= 10 ? "met" : "NOT met"));
       }
     }
+    md.append("\n").append(NOTE).append("\n");
     return md.toString();
   }
+
+  private static final String NOTE =
+      "All three transports share the server's inference path (hand-off to a worker thread, lease, run, release); the floor runs ONNX Runtime on the calling thread. With one-row requests (16 and 256 bytes of tensor data) the per-request costs of the transport dominate, so binary tensors save little over JSON at this size; gRPC gains from HTTP/2 multiplexing on one connection and protobuf framing. The 1-client target (within 10x of an 8-10 µs model run, so a round trip under about 100 µs) is not reached on loopback by any transport on this loaded 2-core machine.";
 
   /** Replaces the {@code ## Protocols} section of {@code file} (or appends it at the end). */
   private static void appendSection(Path file, String section) throws IOException {

@@ -45,16 +45,16 @@ final class ServeCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--host", defaultValue = ServerConfig.DEFAULT_HOST, paramLabel = "ADDRESS",
+  @Option(names = "--host", paramLabel = "ADDRESS",
       description = "Interface to listen on; 0.0.0.0 listens on every interface, e.g. in a"
           + " container (default: ${DEFAULT-VALUE}, this machine only).")
   String host;
 
-  @Option(names = "--port", defaultValue = "8000", paramLabel = "PORT",
+  @Option(names = "--port", paramLabel = "PORT",
       description = "Port to listen on; 0 picks any free port (default: ${DEFAULT-VALUE}).")
   String port;
 
-  @Option(names = "--grpc-port", defaultValue = "8001", paramLabel = "PORT",
+  @Option(names = "--grpc-port", paramLabel = "PORT",
       description = "gRPC port (Open Inference Protocol); 0 picks any free port, -1 turns gRPC"
           + " off (default: ${DEFAULT-VALUE}).")
   String grpcPort;
@@ -64,64 +64,64 @@ final class ServeCommand implements Callable<Integer> {
           + " URL of one (default: the bundled demo repository).")
   String repository;
 
-  @Option(names = "--cache-dir", paramLabel = "FOLDER",
-      description = "Where downloaded models and the demo repository are kept"
-          + " (default: ~/.cache/modelkeeper).")
+  @Option(names = "--cache-dir", defaultValue = "~/.cache/modelkeeper", paramLabel = "FOLDER",
+      description = "Where downloaded models and the demo repository are kept; ~ is your home"
+          + " folder (default: ${DEFAULT-VALUE}).")
   String cacheDir;
 
-  @Option(names = "--max-models", defaultValue = "8", paramLabel = "N",
+  @Option(names = "--max-models", paramLabel = "N",
       description = "Most models resident at once (default: ${DEFAULT-VALUE}).")
   String maxModels;
 
-  @Option(names = "--max-bytes", defaultValue = "0", paramLabel = "SIZE",
+  @Option(names = "--max-bytes", paramLabel = "SIZE",
       description = "Most bytes of models resident at once, e.g. 512MB or 4GiB; 0 means no byte"
           + " budget (default: ${DEFAULT-VALUE}).")
   String maxBytes;
 
-  @Option(names = "--lifecycle-timeout", defaultValue = "60s", paramLabel = "DURATION",
+  @Option(names = "--lifecycle-timeout", paramLabel = "DURATION",
       description = "How long a request waits for another load or unload of the same model"
           + " (default: ${DEFAULT-VALUE}).")
   String lifecycleTimeout;
 
-  @Option(names = "--capacity-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--capacity-timeout", paramLabel = "DURATION",
       description = "How long a load waits for room when every resident model is busy"
           + " (default: ${DEFAULT-VALUE}).")
   String capacityTimeout;
 
-  @Option(names = "--drain-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--drain-timeout", paramLabel = "DURATION",
       description = "How long an unload waits for running inferences (default: ${DEFAULT-VALUE}).")
   String drainTimeout;
 
-  @Option(names = "--request-timeout", defaultValue = "120s", paramLabel = "DURATION",
+  @Option(names = "--request-timeout", paramLabel = "DURATION",
       description = "Longest a request may take before it is answered 503"
           + " (default: ${DEFAULT-VALUE}).")
   String requestTimeout;
 
-  @Option(names = "--shutdown-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--shutdown-timeout", paramLabel = "DURATION",
       description = "How long shutdown lets in-flight requests finish (default: ${DEFAULT-VALUE}).")
   String shutdownTimeout;
 
-  @Option(names = "--max-request-bytes", defaultValue = "32MiB", paramLabel = "SIZE",
+  @Option(names = "--max-request-bytes", paramLabel = "SIZE",
       description = "Largest request body accepted (default: ${DEFAULT-VALUE}).")
   String maxRequestBytes;
 
-  @Option(names = "--max-inflight-bytes", defaultValue = "0", paramLabel = "SIZE",
+  @Option(names = "--max-inflight-bytes", paramLabel = "SIZE",
       description = "Most bytes of request bodies and decoded tensors in memory at once; a request"
           + " that does not fit waits up to --admission-timeout, then gets 503. 0 means a quarter"
           + " of the maximum heap (default: ${DEFAULT-VALUE}).")
   String maxInflightBytes;
 
-  @Option(names = "--admission-timeout", defaultValue = "10s", paramLabel = "DURATION",
+  @Option(names = "--admission-timeout", paramLabel = "DURATION",
       description = "How long a request waits for room in --max-inflight-bytes"
           + " (default: ${DEFAULT-VALUE}).")
   String admissionTimeout;
 
-  @Option(names = "--body-read-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--body-read-timeout", paramLabel = "DURATION",
       description = "How long a client has to send a request body (and a new connection its first"
           + " headers); slower ones get 408 and are closed (default: ${DEFAULT-VALUE}).")
   String bodyReadTimeout;
 
-  @Option(names = "--max-connections", defaultValue = "1024", paramLabel = "N",
+  @Option(names = "--max-connections", paramLabel = "N",
       description = "Most connections open at once (default: ${DEFAULT-VALUE}).")
   String maxConnections;
 
@@ -131,9 +131,30 @@ final class ServeCommand implements Callable<Integer> {
           + " (default: none).")
   List<String> allowedOrigins = new ArrayList<>();
 
-  @Option(names = "--worker-threads", defaultValue = "64", paramLabel = "N",
-      description = "Threads that run inference, loads and unloads (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--worker-threads", paramLabel = "N",
+      description = "Threads that decode requests and run loads and unloads"
+          + " (default: ${DEFAULT-VALUE}).")
   String workerThreads;
+
+  @Option(names = "--max-batch-size", paramLabel = "ROWS",
+      description = "Most rows one batched model run concatenates, for models whose config.json"
+          + " sets no max_batch_size; 1 runs every request alone (default: ${DEFAULT-VALUE}).")
+  String maxBatchSize;
+
+  @Option(names = "--max-queue-delay", paramLabel = "DURATION",
+      description = "How long a queued request waits for more rows before a partial batch runs,"
+          + " for models whose config.json sets no max_queue_delay (default: ${DEFAULT-VALUE}).")
+  String maxQueueDelay;
+
+  @Option(names = "--max-concurrency", paramLabel = "N",
+      description = "Most runs of one model at once, for models whose config.json sets no"
+          + " max_concurrency (default: ${DEFAULT-VALUE}).")
+  String maxConcurrency;
+
+  @Option(names = "--max-queue-size", paramLabel = "N",
+      description = "Most requests queued for one model; more are answered 503"
+          + " (default: ${DEFAULT-VALUE}).")
+  String maxQueueSize;
 
   @Option(names = "--auth-token", paramLabel = "TOKEN",
       description = "Require 'Authorization: Bearer TOKEN' on management endpoints (/model/*,"
@@ -185,7 +206,7 @@ final class ServeCommand implements Callable<Integer> {
   /** Validates the settings, starts the server and prints the startup summary; never blocks. */
   ModelKeeperServer start() {
     Logging.configure(parse("log-format", logFormat, Logging.Format::parse));
-    Path cache = cacheDir != null ? path("cache-dir", cacheDir) : defaultCacheDir();
+    Path cache = path("cache-dir", cacheDir);
     String repositoryLabel;
     ModelRepository repo;
     if (repository == null) {
@@ -221,6 +242,10 @@ final class ServeCommand implements Callable<Integer> {
               .shutdownTimeout(parse("shutdown-timeout", shutdownTimeout, Durations::parse))
               .maxRequestBytes(parse("max-request-bytes", maxRequestBytes, Sizes::parse))
               .workerThreads(parse("worker-threads", workerThreads, Integer::parseInt))
+              .maxBatchSize(parse("max-batch-size", maxBatchSize, Integer::parseInt))
+              .maxQueueDelay(parse("max-queue-delay", maxQueueDelay, Durations::parse))
+              .maxConcurrency(parse("max-concurrency", maxConcurrency, Integer::parseInt))
+              .maxQueueSize(parse("max-queue-size", maxQueueSize, Integer::parseInt))
               .maxInflightBytes(parse("max-inflight-bytes", maxInflightBytes, Sizes::parse))
               .admissionTimeout(parse("admission-timeout", admissionTimeout, Durations::parse))
               .bodyReadTimeout(parse("body-read-timeout", bodyReadTimeout, Durations::parse))
@@ -307,6 +332,9 @@ final class ServeCommand implements Callable<Integer> {
 
   private Path path(String setting, String value) {
     try {
+      if (value.equals("~") || value.startsWith("~/")) {
+        return Path.of(System.getProperty("user.home"), value.substring(1).replaceFirst("^/", ""));
+      }
       return Path.of(value);
     } catch (java.nio.file.InvalidPathException e) {
       throw invalid(setting, e.getMessage(), e);
@@ -321,10 +349,6 @@ final class ServeCommand implements Callable<Integer> {
       }
     }
     return out;
-  }
-
-  private static Path defaultCacheDir() {
-    return Path.of(System.getProperty("user.home"), ".cache", "modelkeeper");
   }
 
   /** A failure naming the flag, and its environment variable when the value came from there. */

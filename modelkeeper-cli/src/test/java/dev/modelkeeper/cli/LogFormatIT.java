@@ -93,6 +93,8 @@ class LogFormatIT {
                 "serve",
                 "--port",
                 "0",
+                "--grpc-port",
+                "-1",
                 "--host",
                 "127.0.0.1",
                 "--repository",

@@ -67,7 +67,7 @@ class ServeCommandTest {
       assertThat(server.awaitReady(Duration.ofSeconds(30))).isTrue();
       Http http = Http.to(server.port());
       assertThat(http.get("/v2/health/ready").status()).isEqualTo(200);
-      assertThat(http.post("/v2/repository/index", "").json()).hasSize(5);
+      assertThat(http.post("/v2/repository/index", "").json()).hasSize(6);
     }
   }
 
@@ -108,7 +108,7 @@ class ServeCommandTest {
     Path demo = dev.modelkeeper.onnx.demo.DemoRepository.materialize(cache.resolve("other"));
     try (ModelKeeperServer server = start(serve("--repository", demo.toString()))) {
       assertThat(out.toString()).contains("repository:  " + demo.toRealPath());
-      assertThat(server.repositoryModels()).hasSize(5);
+      assertThat(server.repositoryModels()).hasSize(6);
     }
   }
 
@@ -162,16 +162,18 @@ class ServeCommandTest {
 
   @Test
   void cli_withUnknownFlag_printsUsageAndFails() {
-    assertThat(failingRun("serve", "--xyzzy")).isEqualTo(2);
-    assertThat(err.toString()).contains("--xyzzy").contains("Usage: modelkeeper serve");
+    assertThat(failingRun("serve", "--frobnicate")).isEqualTo(2);
+    assertThat(err.toString()).contains("--frobnicate").contains("Usage: modelkeeper serve");
   }
 
   @Test
   void serveHelp_listsEveryDocumentedFlag() {
     assertThat(cli().execute("serve", "--help")).isZero();
     for (String flag :
-        List.of("--port", "--grpc-port", "--repository", "--cache-dir", "--max-models", "--max-bytes",
-            "--lifecycle-timeout", "--auth-token", "--preload", "--pin")) {
+        List.of("--port", "--grpc-port", "--repository", "--cache-dir", "--max-models",
+            "--max-bytes", "--lifecycle-timeout", "--auth-token", "--preload", "--pin",
+            "--max-inflight-bytes", "--admission-timeout", "--body-read-timeout",
+            "--max-connections", "--allowed-origins")) {
       assertThat(out.toString()).contains(flag);
     }
     assertThat(out.toString()).contains("MODELKEEPER_");

@@ -40,6 +40,7 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The gRPC endpoint: the {@code inference.GRPCInferenceService} of the Open Inference Protocol
@@ -142,6 +143,7 @@ final class GrpcEndpoint {
     private final RequestRunner runner;
     private final ErrorMapper errors;
     private final ServerState state;
+    private final InflightBytes inflight;
 
     Service(
         OipRoutes oip,
@@ -149,13 +151,15 @@ final class GrpcEndpoint {
         InferenceService inference,
         RequestRunner runner,
         ErrorMapper errors,
-        ServerState state) {
+        ServerState state,
+        InflightBytes inflight) {
       this.oip = oip;
       this.repository = repository;
       this.inference = inference;
       this.runner = runner;
       this.errors = errors;
       this.state = state;
+      this.inflight = inflight;
     }
 
     @Override
@@ -219,17 +223,23 @@ final class GrpcEndpoint {
 
     @Override
     public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
-      // decoded on a worker, then queued on the model's executor without holding the worker
-      runAsync(
+      // the message and the tensors decoded from it, in the same in-flight budget as REST bodies
+      long bytes = 2L * request.getSerializedSize();
+      CompletableFuture<Void> admitted = inflight.reserve(bytes);
+      run(
           out,
-          deadline ->
-              inference
-                  .inferAsync(
+          admitted,
+          () -> admitted.whenComplete((granted, refused) -> {
+            if (refused == null) {
+              inflight.release(bytes);
+            }
+          }),
+          () ->
+              GrpcTensors.encode(
+                  inference.infer(
                       request.getModelName(),
                       version(request.getModelVersion()),
-                      GrpcTensors.decode(request),
-                      deadline)
-                  .thenApply(GrpcTensors::encode));
+                      GrpcTensors.decode(request))));
     }
 
     @Override
@@ -294,58 +304,34 @@ final class GrpcEndpoint {
      * call (client gone, deadline passed) interrupts the action.
      */
     private <T> void run(StreamObserver<T> out, Callable<T> action) {
-      ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
-      CompletableFuture<T> outcome = runner.call(action);
-      call.setOnCancelHandler(() -> outcome.cancel(true));
-      answer(call, outcome);
+      run(out, CompletableFuture.completedFuture(null), () -> {}, action);
     }
 
     /**
-     * Like {@link #run}, for an action that starts a future (given the request's nanoTime
-     * deadline): the worker is free once the action returned; the whole call is bounded by the
-     * request timeout, and a cancelled or timed-out call withdraws the started work.
+     * As {@link #run(StreamObserver, Callable)} once {@code admitted} completes (without holding a
+     * worker while it waits); {@code done} runs when the call is answered or abandoned.
      */
-    private <T> void runAsync(
-        StreamObserver<T> out, java.util.function.LongFunction<CompletableFuture<T>> action) {
+    private <T> void run(
+        StreamObserver<T> out, CompletableFuture<?> admitted, Runnable done, Callable<T> action) {
+      String requestId = UUID.randomUUID().toString();
       ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
-      long deadline = System.nanoTime() + runner.timeout().toNanos();
-      CompletableFuture<CompletableFuture<T>> started = runner.call(() -> action.apply(deadline));
-      CompletableFuture<T> outcome = new CompletableFuture<>();
-      started.whenComplete(
-          (inner, failure) -> {
-            if (failure != null) {
-              outcome.completeExceptionally(failure);
-              return;
-            }
-            inner.whenComplete(
-                (r, t) -> {
-                  if (t != null) {
-                    outcome.completeExceptionally(t);
-                  } else {
-                    outcome.complete(r);
-                  }
-                });
-            outcome.whenComplete((r, t) -> inner.cancel(false)); // a no-op once it completed
-          });
-      CompletableFuture.delayedExecutor(
-              Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
-          .execute(
-              () ->
-                  outcome.completeExceptionally(
-                      new UnavailableException(
-                          "the request did not finish within the request timeout of "
-                              + runner.timeout(),
-                          java.time.Duration.ofSeconds(1))));
+      AtomicReference<CompletableFuture<T>> running = new AtomicReference<>();
+      CompletableFuture<T> outcome =
+          admitted.thenCompose(
+              ignored -> {
+                CompletableFuture<T> f = runner.call(action);
+                running.set(f);
+                return f;
+              });
       call.setOnCancelHandler(
           () -> {
-            started.cancel(true);
-            outcome.cancel(false);
+            outcome.cancel(true);
+            CompletableFuture<T> f = running.get();
+            if (f != null) {
+              f.cancel(true);
+            }
           });
-      answer(call, outcome);
-    }
-
-    private <T> void answer(ServerCallStreamObserver<T> call, CompletableFuture<T> outcome) {
-      String requestId = UUID.randomUUID().toString();
+      outcome.whenComplete((result, failure) -> done.run());
       outcome.whenComplete(
           (result, failure) -> {
             if (call.isCancelled()) {

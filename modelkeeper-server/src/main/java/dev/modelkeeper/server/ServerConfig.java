@@ -108,9 +108,8 @@ public final class ServerConfig {
   }
 
   /**
-   * The gRPC port; 0 picks any free port (read it back with {@link ModelKeeperServer#grpcPort()})
-   * and {@link #GRPC_OFF} (the builder's default, so embedded servers open one port only) serves
-   * no gRPC. {@code modelkeeper serve} defaults to {@link #DEFAULT_GRPC_PORT}.
+   * The gRPC port, {@link #DEFAULT_GRPC_PORT} unless set; 0 picks any free port (read it back
+   * with {@link ModelKeeperServer#grpcPort()}) and {@link #GRPC_OFF} serves no gRPC.
    */
   public int grpcPort() {
     return grpcPort;
@@ -281,7 +280,7 @@ public final class ServerConfig {
   public static final class Builder {
     private String host = DEFAULT_HOST;
     private int port = DEFAULT_PORT;
-    private int grpcPort = GRPC_OFF;
+    private int grpcPort = DEFAULT_GRPC_PORT;
     private final ModelRepository repository;
     private ModelRegistry registry;
     private int maxModels = 8;

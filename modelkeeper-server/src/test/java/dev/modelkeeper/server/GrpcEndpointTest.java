@@ -211,6 +211,32 @@ class GrpcEndpointTest {
   }
 
   @Test
+  void inference_largerThanTheInflightBudget_isResourceExhausted_andItsBytesReturn() throws Exception {
+    try (ModelKeeperServer s =
+        TestServer.demo(
+            b -> b.grpcPort(0).maxRequestBytes(64 << 10).maxInflightBytes(64 << 10).maxModels(2))) {
+      ManagedChannel ch = channel(s);
+      try {
+        GRPCInferenceServiceBlockingStub stub =
+            GRPCInferenceServiceGrpc.newBlockingStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS);
+        // 2,500 rows of 4 floats: a 40 kB message (under the size limit) and as much decoded,
+        // more than the 64 KiB budget together
+        ByteString big = ByteString.copyFrom(new byte[2_500 * 16]);
+        assertThat(code(() -> stub.modelInfer(iris(2_500, big).build())))
+            .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(stub.modelInfer(iris(1, floats(5.1f, 3.5f, 1.4f, 0.2f)).build())
+                .getRawOutputContentsCount())
+            .isEqualTo(2);
+        org.awaitility.Awaitility.await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> s.inflightBytes() == 0);
+      } finally {
+        ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
   void repositoryMethods_needTheBearerToken_inferenceDoesNot() {
     assertThat(code(() -> grpc.repositoryIndex(RepositoryIndexRequest.getDefaultInstance())))
         .isEqualTo(Status.Code.UNAUTHENTICATED);

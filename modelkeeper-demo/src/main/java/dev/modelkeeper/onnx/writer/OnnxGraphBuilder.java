@@ -134,28 +134,7 @@ public final class OnnxGraphBuilder {
 
   /** The ONNX {@code TensorProto.DataType} code of a datatype. */
   public static int onnxType(Datatype datatype) {
-    switch (datatype) {
-      case FP32:
-        return 1;
-      case UINT8:
-        return 2;
-      case INT8:
-        return 3;
-      case INT16:
-        return 5;
-      case INT32:
-        return 6;
-      case INT64:
-        return 7;
-      case BYTES:
-        return 8;
-      case BOOL:
-        return 9;
-      case FP64:
-        return 11;
-      default:
-        throw new IllegalArgumentException("no ONNX type for " + datatype);
-    }
+    return datatype.onnxElementType();
   }
 
   public OnnxGraphBuilder docString(String doc) {
