@@ -46,8 +46,8 @@ final class ServeCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--host", paramLabel = "ADDRESS",
-      description = "Interface to listen on; 0.0.0.0 listens on every interface, e.g. in a"
-          + " container (default: ${DEFAULT-VALUE}, this machine only).")
+      description = "Interface to listen on, this machine only by default; 0.0.0.0 listens on"
+          + " every interface, e.g. in a container (default: ${DEFAULT-VALUE}).")
   String host;
 
   @Option(names = "--port", paramLabel = "PORT",
@@ -289,7 +289,7 @@ final class ServeCommand implements Callable<Integer> {
         "  requests:    "
             + Sizes.format(c.maxRequestBytes())
             + " per body, "
-            + Sizes.format(c.maxInflightBytes())
+            + Sizes.format(c.effectiveMaxInflightBytes())
             + " in flight");
     out.println("  try:         curl " + server.url() + "/v2/health/ready");
     out.flush();
