@@ -27,12 +27,12 @@ class InferRequestDecoderFuzzTest {
   private final InferRequestDecoder decoder = new InferRequestDecoder(new Json());
   private final ErrorMapper errors = new ErrorMapper(new Json());
 
-  @Property(tries = 2000)
+  @Property(tries = 1000)
   void anyBytes_decodeOrFailWith4xx(@ForAll byte[] body) {
     assertDecodesOr4xx(body);
   }
 
-  @Property(tries = 2000)
+  @Property(tries = 1000)
   void mutatedValidRequests_decodeOrFailWith4xx(@ForAll("mutatedRequests") byte[] body) {
     assertDecodesOr4xx(body);
   }
@@ -56,7 +56,7 @@ class InferRequestDecoderFuzzTest {
             });
   }
 
-  @Property(tries = 2000)
+  @Property(tries = 1000)
   void wellFormedTensorsOfAnyShapeTypeAndData_decodeOrFailWith4xx(
       @ForAll("tensorRequests") byte[] body) {
     assertDecodesOr4xx(body);
