@@ -239,6 +239,9 @@ final class ServeCommand implements Callable<Integer> {
     } catch (RuntimeException e) {
       throw invalid("repository", "cannot list " + repo.location() + ": " + e.getMessage(), e);
     }
+    // start the inference runtime now: first started by a request in flight during a JVM
+    // shutdown, it cannot register its own shutdown hook and that request fails
+    ai.onnxruntime.OrtEnvironment.getEnvironment();
     ModelKeeperServer server;
     try {
       server = ModelKeeperServer.start(config);
