@@ -46,8 +46,8 @@ final class ServeCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--host", paramLabel = "ADDRESS",
-      description = "Interface to listen on; 0.0.0.0 listens on every interface, e.g. in a"
-          + " container (default: ${DEFAULT-VALUE}, this machine only).")
+      description = "Interface to listen on, this machine only by default; 0.0.0.0 listens on"
+          + " every interface, e.g. in a container (default: ${DEFAULT-VALUE}).")
   String host;
 
   @Option(names = "--port", paramLabel = "PORT",
@@ -264,6 +264,9 @@ final class ServeCommand implements Callable<Integer> {
     } catch (RuntimeException e) {
       throw invalid("repository", "cannot list " + repo.location() + ": " + e.getMessage(), e);
     }
+    // start the inference runtime now: first started by a request in flight during a JVM
+    // shutdown, it cannot register its own shutdown hook and that request fails
+    ai.onnxruntime.OrtEnvironment.getEnvironment();
     ModelKeeperServer server;
     try {
       server = ModelKeeperServer.start(config);
@@ -314,7 +317,7 @@ final class ServeCommand implements Callable<Integer> {
         "  requests:    "
             + Sizes.format(c.maxRequestBytes())
             + " per body, "
-            + Sizes.format(c.maxInflightBytes())
+            + Sizes.format(c.effectiveMaxInflightBytes())
             + " in flight");
     out.println("  try:         curl " + server.url() + "/v2/health/ready");
     out.flush();

@@ -99,7 +99,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
     this.timer = timer();
-    this.inflight = new InflightBytes(config.maxInflightBytes(), config.admissionTimeout(), timer);
+    this.inflight = new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
     metrics.watch(inflight);
     this.intake =
         new BodyIntake(

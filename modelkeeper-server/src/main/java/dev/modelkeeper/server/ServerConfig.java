@@ -80,7 +80,7 @@ public final class ServerConfig {
     this.maxConcurrency = b.maxConcurrency;
     this.maxQueueSize = b.maxQueueSize;
     this.authToken = b.authToken;
-    this.maxInflightBytes = b.maxInflightBytes > 0 ? b.maxInflightBytes : defaultMaxInflightBytes();
+    this.maxInflightBytes = b.maxInflightBytes;
     this.admissionTimeout = b.admissionTimeout;
     this.bodyReadTimeout = b.bodyReadTimeout;
     this.maxConnections = b.maxConnections;
@@ -214,12 +214,17 @@ public final class ServerConfig {
   }
 
   /**
-   * The most bytes of request bodies and decoded tensors in flight at once, server-wide (default: a
-   * quarter of the maximum heap). A request that does not fit waits up to {@link
-   * #admissionTimeout()}, then is answered 503.
+   * The most bytes of request bodies and decoded tensors in flight at once, server-wide, as set; 0
+   * (the default) means a quarter of the maximum heap ({@link #effectiveMaxInflightBytes()}). A
+   * request that does not fit waits up to {@link #admissionTimeout()}, then is answered 503.
    */
   public long maxInflightBytes() {
     return maxInflightBytes;
+  }
+
+  /** The in-flight budget the server applies: {@link #maxInflightBytes()}, or its default for 0. */
+  public long effectiveMaxInflightBytes() {
+    return maxInflightBytes > 0 ? maxInflightBytes : defaultMaxInflightBytes();
   }
 
   /** How long a request waits for room in the in-flight budget before it gets 503 (default 10s). */
