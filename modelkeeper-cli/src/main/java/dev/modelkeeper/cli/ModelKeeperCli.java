@@ -29,6 +29,7 @@ public final class ModelKeeperCli implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
+    Logging.bridgeJavaUtilLogging();
     PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
     PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
     int code = commandLine(System.getenv(), out, err).execute(args);

@@ -117,6 +117,11 @@ final class ServeCommand implements Callable<Integer> {
       description = "Models that are loaded at start and never evicted.")
   List<String> pin = new ArrayList<>();
 
+  @Option(names = "--log-format", defaultValue = "text", paramLabel = "FORMAT",
+      description = "How the log on stderr is written: text, or json (one object a line, for log"
+          + " shippers) (default: ${DEFAULT-VALUE}).")
+  String logFormat;
+
   ServeCommand(Map<String, String> env, PrintWriter out, PrintWriter err) {
     this.env = env;
     this.out = out;
@@ -153,6 +158,7 @@ final class ServeCommand implements Callable<Integer> {
 
   /** Validates the settings, starts the server and prints the startup summary; never blocks. */
   ModelKeeperServer start() {
+    Logging.configure(parse("log-format", logFormat, Logging.Format::parse));
     Path cache = cacheDir != null ? path("cache-dir", cacheDir) : defaultCacheDir();
     String repositoryLabel;
     ModelRepository repo;

@@ -11,11 +11,10 @@ import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.InvalidModelIdException;
 import dev.modelkeeper.onnx.remote.ArtifactDownloadException;
 import io.javalin.http.HttpResponseException;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The one place where failures become HTTP responses: a status chosen by the exception's type
@@ -40,7 +39,7 @@ import org.slf4j.LoggerFactory;
  */
 final class ErrorMapper {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ErrorMapper.class);
+  private static final System.Logger LOG = System.getLogger(ErrorMapper.class.getName());
   private static final Duration SHORT_RETRY = Duration.ofSeconds(1);
   private static final Duration DOWNLOAD_RETRY = Duration.ofSeconds(5);
 
@@ -71,7 +70,7 @@ final class ErrorMapper {
     if (e instanceof HttpResponseException) {
       int status = ((HttpResponseException) e).getStatus();
       if (status >= 500) {
-        LOG.error("request {} failed with {}", requestId, status, e);
+        LOG.log(Level.ERROR, "request " + requestId + " failed with " + status, e);
       }
       return error(status, e.getMessage());
     }
@@ -84,13 +83,13 @@ final class ErrorMapper {
       return unavailable(e, SHORT_RETRY);
     }
     if (e instanceof ArtifactDownloadException) {
-      LOG.warn("request {}: {}", requestId, e.getMessage());
+      LOG.log(Level.WARNING, "request {0}: {1}", requestId, e.getMessage());
       return unavailable(e, DOWNLOAD_RETRY);
     }
     if (e instanceof UnavailableException) {
       return unavailable(e, ((UnavailableException) e).retryAfter());
     }
-    LOG.error("request {} failed", requestId, e);
+    LOG.log(Level.ERROR, "request " + requestId + " failed", e);
     if (e instanceof ModelLoadException || e instanceof InferenceException) {
       return error(500, e.getMessage() + " (request " + requestId + ")");
     }

@@ -11,6 +11,7 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
 import io.javalin.http.HttpResponseException;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,8 +21,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The ModelKeeper HTTP server: the Open Inference Protocol, its repository extension, the
@@ -39,7 +38,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class ModelKeeperServer implements AutoCloseable {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ModelKeeperServer.class);
+  private static final System.Logger LOG = System.getLogger(ModelKeeperServer.class.getName());
   private static final long IDLE_CONNECTION_SHUTDOWN_MILLIS = 100;
 
   private final ServerConfig config;
@@ -209,9 +208,9 @@ public final class ModelKeeperServer implements AutoCloseable {
                 }
                 try {
                   manager.addModel(t.modelId(), null, t.alias());
-                  LOG.info("preloaded {}", t.key());
+                  LOG.log(Level.INFO, "preloaded {0}", t.key());
                 } catch (RuntimeException e) {
-                  LOG.error("preloading {} failed; it will load on demand", t.key(), e);
+                  LOG.log(Level.ERROR, "preloading " + t.key() + " failed; it will load on demand", e);
                 }
               }
             })
@@ -272,15 +271,15 @@ public final class ModelKeeperServer implements AutoCloseable {
     try {
       app.stop();
     } catch (RuntimeException e) {
-      LOG.warn("the HTTP server did not stop cleanly", e);
+      LOG.log(Level.WARNING, "the HTTP server did not stop cleanly", e);
     }
     if (!runner.shutdown(config.shutdownTimeout())) {
-      LOG.warn("some model operations were still running after {}", config.shutdownTimeout());
+      LOG.log(Level.WARNING, "some model operations were still running after {0}", config.shutdownTimeout());
     }
     try {
       manager.clear();
     } catch (RuntimeException e) {
-      LOG.warn("some models failed to unload", e);
+      LOG.log(Level.WARNING, "some models failed to unload", e);
     }
     metrics.close();
   }
