@@ -112,9 +112,14 @@ class ScaleOutIT {
   void evenLoad_eachModelResidentOnExactlyOneReplica() throws Exception {
     cluster.clearAll();
     // one client: bounded load never spills (no replica has a request in flight when the next
-    // is routed), so where a model lands is the hash ring's choice alone
+    // is routed), so where a model lands is the hash ring's choice alone. Each round asks for
+    // the models in a new order, so that a router ignoring the model (round robin, say) would
+    // put some on several replicas.
+    java.util.Random order = new java.util.Random(3);
     for (int round = 0; round < 3; round++) {
-      for (String m : cluster.models()) {
+      List<String> models = new ArrayList<>(cluster.models());
+      java.util.Collections.shuffle(models, order);
+      for (String m : models) {
         Http.Answer a = http.post(proxy() + "/v2/models/" + m + "/infer", GeneratedRepository.inferBody(m));
         assertThat(a.status()).as("%s: %s", m, a.body()).isEqualTo(200);
       }
