@@ -46,8 +46,9 @@ final class ServeCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--host", defaultValue = "0.0.0.0", paramLabel = "ADDRESS",
-      description = "Interface to listen on (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--host", defaultValue = ServerConfig.DEFAULT_HOST, paramLabel = "ADDRESS",
+      description = "Interface to listen on; 0.0.0.0 listens on every interface, e.g. in a"
+          + " container (default: ${DEFAULT-VALUE}, this machine only).")
   String host;
 
   @Option(names = "--port", defaultValue = "8000", paramLabel = "PORT",
@@ -99,6 +100,32 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--max-request-bytes", defaultValue = "32MiB", paramLabel = "SIZE",
       description = "Largest request body accepted (default: ${DEFAULT-VALUE}).")
   String maxRequestBytes;
+
+  @Option(names = "--max-inflight-bytes", defaultValue = "0", paramLabel = "SIZE",
+      description = "Most bytes of request bodies and decoded tensors in memory at once; a request"
+          + " that does not fit waits up to --admission-timeout, then gets 503. 0 means a quarter"
+          + " of the maximum heap (default: ${DEFAULT-VALUE}).")
+  String maxInflightBytes;
+
+  @Option(names = "--admission-timeout", defaultValue = "10s", paramLabel = "DURATION",
+      description = "How long a request waits for room in --max-inflight-bytes"
+          + " (default: ${DEFAULT-VALUE}).")
+  String admissionTimeout;
+
+  @Option(names = "--body-read-timeout", defaultValue = "30s", paramLabel = "DURATION",
+      description = "How long a client has to send a request body (and a new connection its first"
+          + " headers); slower ones get 408 and are closed (default: ${DEFAULT-VALUE}).")
+  String bodyReadTimeout;
+
+  @Option(names = "--max-connections", defaultValue = "1024", paramLabel = "N",
+      description = "Most connections open at once (default: ${DEFAULT-VALUE}).")
+  String maxConnections;
+
+  @Option(names = "--allowed-origins", split = ",", paramLabel = "ORIGIN",
+      description = "Web origins whose pages may send state-changing requests, e.g."
+          + " https://app.example.com; * allows any. Others carrying an Origin header get 403"
+          + " (default: none).")
+  List<String> allowedOrigins = new ArrayList<>();
 
   @Option(names = "--worker-threads", defaultValue = "64", paramLabel = "N",
       description = "Threads that run inference, loads and unloads (default: ${DEFAULT-VALUE}).")
@@ -194,6 +221,11 @@ final class ServeCommand implements Callable<Integer> {
               .shutdownTimeout(parse("shutdown-timeout", shutdownTimeout, Durations::parse))
               .maxRequestBytes(parse("max-request-bytes", maxRequestBytes, Sizes::parse))
               .workerThreads(parse("worker-threads", workerThreads, Integer::parseInt))
+              .maxInflightBytes(parse("max-inflight-bytes", maxInflightBytes, Sizes::parse))
+              .admissionTimeout(parse("admission-timeout", admissionTimeout, Durations::parse))
+              .bodyReadTimeout(parse("body-read-timeout", bodyReadTimeout, Durations::parse))
+              .maxConnections(parse("max-connections", maxConnections, Integer::parseInt))
+              .allowedOrigins(trimmed(allowedOrigins))
               .authToken(authToken)
               .preload(trimmed(preload))
               .pin(trimmed(pin))
@@ -244,6 +276,12 @@ final class ServeCommand implements Callable<Integer> {
             + (c.authToken() != null
                 ? "bearer token required on /model/* and /v2/repository/*"
                 : "off"));
+    out.println(
+        "  requests:    "
+            + Sizes.format(c.maxRequestBytes())
+            + " per body, "
+            + Sizes.format(c.maxInflightBytes())
+            + " in flight");
     out.println("  try:         curl " + server.url() + "/v2/health/ready");
     out.flush();
   }

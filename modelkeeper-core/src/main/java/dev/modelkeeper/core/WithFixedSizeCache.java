@@ -160,7 +160,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   private void makeRoom(String id, long bytes) {
     if (options.maxBytes() > 0 && bytes > options.maxBytes()) {
       capacityRejections.increment();
-      throw new CapacityExceededException(
+      throw new ModelTooLargeException(
           "cannot load '"
               + id
               + "': it needs "

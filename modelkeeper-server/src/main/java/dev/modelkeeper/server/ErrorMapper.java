@@ -6,6 +6,7 @@ import dev.modelkeeper.core.LoadBackoffException;
 import dev.modelkeeper.core.LockTimeoutException;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
+import dev.modelkeeper.core.ModelTooLargeException;
 import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.InvalidModelIdException;
@@ -28,7 +29,13 @@ import java.util.concurrent.ExecutionException;
  *   <tr><td>InvalidInputException, InvalidModelIdException, BadRequestException,
  *       NotReadyException</td><td>400</td></tr>
  *   <tr><td>UnauthorizedException</td><td>401</td></tr>
+ *   <tr><td>ForbiddenException</td><td>403</td></tr>
+ *   <tr><td>RequestTimeoutException</td><td>408</td></tr>
  *   <tr><td>ConflictException</td><td>409</td></tr>
+ *   <tr><td>PayloadTooLargeException</td><td>413</td></tr>
+ *   <tr><td>UnsupportedMediaTypeException</td><td>415</td></tr>
+ *   <tr><td>ModelTooLargeException (more than the whole byte budget)</td><td>507, no
+ *       Retry-After: waiting cannot help</td></tr>
  *   <tr><td>Javalin's HttpResponseException (unknown route 404, body too large 413, ...)</td>
  *       <td>its own</td></tr>
  *   <tr><td>CapacityExceededException, LockTimeoutException, LoadBackoffException,
@@ -64,8 +71,23 @@ final class ErrorMapper {
     if (e instanceof UnauthorizedException) {
       return error(401, e.getMessage()).withHeader("WWW-Authenticate", "Bearer");
     }
+    if (e instanceof ForbiddenException) {
+      return error(403, e.getMessage());
+    }
+    if (e instanceof RequestTimeoutException) {
+      return error(408, e.getMessage());
+    }
     if (e instanceof ConflictException) {
       return error(409, e.getMessage());
+    }
+    if (e instanceof PayloadTooLargeException) {
+      return error(413, e.getMessage());
+    }
+    if (e instanceof UnsupportedMediaTypeException) {
+      return error(415, e.getMessage());
+    }
+    if (e instanceof ModelTooLargeException) {
+      return error(507, e.getMessage());
     }
     if (e instanceof HttpResponseException) {
       int status = ((HttpResponseException) e).getStatus();

@@ -49,61 +49,9 @@ final class InferResponses {
     }
     g.writeEndArray();
     g.writeArrayFieldStart("data");
-    writeData(g, t);
+    JsonElements.of(t.datatype()).write(g, t);
     g.writeEndArray();
     g.writeEndObject();
-  }
-
-  private static void writeData(JsonGenerator g, Tensor t) throws IOException {
-    switch (t.datatype()) {
-      case FP32:
-        for (float f : t.floats()) {
-          g.writeNumber(f);
-        }
-        break;
-      case FP64:
-        for (double d : t.doubles()) {
-          g.writeNumber(d);
-        }
-        break;
-      case INT8:
-        for (byte b : t.bytes()) {
-          g.writeNumber(b);
-        }
-        break;
-      case UINT8:
-        for (byte b : t.bytes()) {
-          g.writeNumber(Byte.toUnsignedInt(b));
-        }
-        break;
-      case INT16:
-        for (short s : t.shorts()) {
-          g.writeNumber(s);
-        }
-        break;
-      case INT32:
-        for (int v : t.ints()) {
-          g.writeNumber(v);
-        }
-        break;
-      case INT64:
-        for (long v : t.longs()) {
-          g.writeNumber(v);
-        }
-        break;
-      case BOOL:
-        for (boolean b : t.booleans()) {
-          g.writeBoolean(b);
-        }
-        break;
-      case BYTES:
-        for (String s : t.strings()) {
-          g.writeString(s);
-        }
-        break;
-      default:
-        throw new IllegalStateException("cannot write datatype " + t.datatype());
-    }
   }
 
   /** The model metadata response of the Open Inference Protocol. */

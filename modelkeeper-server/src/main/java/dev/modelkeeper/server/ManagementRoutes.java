@@ -63,6 +63,7 @@ final class ManagementRoutes {
   }
 
   private void add(Context ctx) {
+    Json.checkContentType(ctx.contentType());
     JsonNode body = body(ctx);
     String alias = text(body, "model_id_alias", false);
     String modelId = modelId(ctx, body, alias);
@@ -97,6 +98,7 @@ final class ManagementRoutes {
   }
 
   private void remove(Context ctx) {
+    Json.checkContentType(ctx.contentType());
     String modelId = modelId(ctx, body(ctx), null);
     runner.submit(
         ctx,

@@ -17,8 +17,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 
@@ -40,6 +45,9 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(ModelKeeperServer.class.getName());
   private static final long IDLE_CONNECTION_SHUTDOWN_MILLIS = 100;
+  private static final Duration BROKEN_BODY_LOG_INTERVAL = Duration.ofSeconds(10);
+  /** How long before the shutdown timeout requests still running are answered 503. */
+  private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
 
   private final ServerConfig config;
   private final WithFixedSizeCache manager;
@@ -50,6 +58,9 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Map<String, ModelTarget> startupModels;
   private final Javalin app;
+  private final ScheduledExecutorService timer;
+  private final InflightBytes inflight;
+  private final BodyIntake intake;
 
   private ModelKeeperServer(ServerConfig config) {
     this.config = config;
@@ -76,16 +87,29 @@ public final class ModelKeeperServer implements AutoCloseable {
     manager.addListener(events);
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
+    this.timer = timer();
+    this.inflight = new InflightBytes(config.maxInflightBytes(), config.admissionTimeout(), timer);
+    metrics.watch(inflight);
+    this.intake =
+        new BodyIntake(
+            config.maxRequestBytes(),
+            config.bodyReadTimeout(),
+            inflight,
+            timer,
+            errors,
+            metrics,
+            new RateLimitedLog(LOG, BROKEN_BODY_LOG_INTERVAL));
+    OriginGuard origins = new OriginGuard(config.allowedOrigins(), errors);
     this.startupModels = startupModels(config);
     for (String pin : config.pin()) {
       manager.pin(startupModels.get(pin).key());
     }
     this.runner = new RequestRunner(config.workerThreads(), config.requestTimeout(), errors);
-    TensorCodec codec = new TensorCodec();
+    InferRequestDecoder decoder = new InferRequestDecoder(json);
     RequestIds requestIds = new RequestIds();
     BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
     OipRoutes oip =
-        new OipRoutes(manager, resolver, events, metrics, codec, json, runner, state);
+        new OipRoutes(manager, resolver, events, metrics, decoder, json, runner, state);
     RepositoryRoutes repository = new RepositoryRoutes(manager, resolver, events, json, runner);
     ManagementRoutes management = new ManagementRoutes(manager, resolver, events, json, runner);
     this.app =
@@ -99,6 +123,9 @@ public final class ModelKeeperServer implements AutoCloseable {
               c.jetty.modifyServer(
                   server -> {
                     server.setStopTimeout(config.shutdownTimeout().toMillis());
+                    // request order: graceful shutdown, origin check, body intake, routes
+                    server.insertHandler(intake);
+                    server.insertHandler(origins);
                     server.insertHandler(new GracefulHandler());
                     server.setErrorHandler(new JsonErrorHandler(json));
                   });
@@ -113,6 +140,8 @@ public final class ModelKeeperServer implements AutoCloseable {
                     // on shutdown, idle keep-alive connections close after this; requests in
                     // flight are waited for up to the stop timeout regardless
                     connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
+                    connector.addBean(new NetworkConnectionLimit(config.maxConnections(), connector));
+                    connector.addBean(new HeaderDeadline(config.bodyReadTimeout(), timer, metrics));
                     return connector;
                   });
               c.requestLogger.http(
@@ -166,6 +195,7 @@ public final class ModelKeeperServer implements AutoCloseable {
       server.app.start();
     } catch (RuntimeException e) {
       server.runner.shutdown(Duration.ZERO);
+      server.timer.shutdownNow();
       throw new InvalidConfigException(
           "port",
           "cannot listen on " + config.host() + ":" + config.port() + ": " + rootMessage(e));
@@ -259,29 +289,65 @@ public final class ModelKeeperServer implements AutoCloseable {
   }
 
   /**
-   * Stops gracefully: refuses new connections, lets in-flight requests finish for up to the
-   * shutdown timeout, waits for background work, then unloads every model. Idempotent.
+   * Stops gracefully within the shutdown timeout, used once: readiness turns false, new requests
+   * are refused (503), requests in flight may finish until shortly before the timeout, then those
+   * still running are answered 503; the connectors close, background work gets what is left of the
+   * timeout, and every model is unloaded. Idempotent.
    */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    long deadline = System.nanoTime() + config.shutdownTimeout().toNanos();
     state.stopping();
+    long grace = config.shutdownTimeout().toNanos();
+    long answerAt = grace - Math.min(ANSWER_MARGIN.toNanos(), grace / 4);
+    ScheduledFuture<?> answerRest =
+        timer.schedule(
+            () -> {
+              UnavailableException stopping =
+                  new UnavailableException("the server is shutting down", Duration.ofSeconds(1));
+              intake.abortAll(stopping);
+              runner.answerPending(stopping);
+            },
+            answerAt,
+            TimeUnit.NANOSECONDS);
     try {
       app.stop();
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "the HTTP server did not stop cleanly", e);
+      LOG.log(Level.WARNING, "the HTTP server did not stop cleanly: {0}", rootMessage(e));
     }
-    if (!runner.shutdown(config.shutdownTimeout())) {
+    answerRest.cancel(false);
+    Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    if (!runner.shutdown(left)) {
       LOG.log(Level.WARNING, "some model operations were still running after {0}", config.shutdownTimeout());
     }
+    timer.shutdownNow();
     try {
       manager.clear();
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "some models failed to unload", e);
     }
     metrics.close();
+  }
+
+  private static ScheduledExecutorService timer() {
+    ScheduledThreadPoolExecutor t =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread thread = new Thread(r, "modelkeeper-timer");
+              thread.setDaemon(true);
+              return thread;
+            });
+    t.setRemoveOnCancelPolicy(true);
+    return t;
+  }
+
+  /** Bytes of request bodies and decoded tensors held now (the in-flight budget in use). */
+  long inflightBytes() {
+    return inflight.inUse();
   }
 
   private static String rootMessage(Throwable e) {

@@ -29,7 +29,7 @@ final class OipRoutes {
   private final ModelResolver resolver;
   private final ModelEvents events;
   private final ServerMetrics metrics;
-  private final TensorCodec codec;
+  private final InferRequestDecoder decoder;
   private final InferResponses responses;
   private final Json json;
   private final RequestRunner runner;
@@ -40,7 +40,7 @@ final class OipRoutes {
       ModelResolver resolver,
       ModelEvents events,
       ServerMetrics metrics,
-      TensorCodec codec,
+      InferRequestDecoder decoder,
       Json json,
       RequestRunner runner,
       ServerState state) {
@@ -48,7 +48,7 @@ final class OipRoutes {
     this.resolver = resolver;
     this.events = events;
     this.metrics = metrics;
-    this.codec = codec;
+    this.decoder = decoder;
     this.responses = new InferResponses(json);
     this.json = json;
     this.runner = runner;
@@ -139,27 +139,48 @@ final class OipRoutes {
     HttpResult.json(200, json.write(body)).writeTo(ctx);
   }
 
+  /**
+   * Inference in four steps, each its own method: decode the body (its tensors admitted into the
+   * in-flight budget as they are decoded), lease the model, run it, encode the answer.
+   */
   private void infer(Context ctx, String version) {
     String name = ctx.pathParam("model");
-    byte[] body = ctx.bodyAsBytes();
+    Json.checkContentType(ctx.contentType());
+    RequestBody body = RequestBody.of(ctx);
     runner.submit(
         ctx,
         () -> {
-          ModelTarget t = resolver.resolve(name, version);
-          InferRequest request = codec.parseInfer(json.read(body));
-          Map<String, Tensor> outputs;
-          String loadedVersion;
-          try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-            InferenceModel model = inferenceModel(lease);
-            long start = System.nanoTime();
-            outputs = model.infer(request.inputs(), request.outputs());
-            metrics.inference(t.key(), System.nanoTime() - start);
-            loadedVersion = model.metadata().version();
-          }
-          return HttpResult.json(
-              200, responses.inferResponse(name, loadedVersion, request.id(), outputs));
+          ModelTarget target = resolver.resolve(name, version);
+          InferRequest request = decode(body);
+          Inference result = run(target, request);
+          return encode(name, request, result);
         });
   }
+
+  /** Decodes a JSON inference request, reserving its tensors in the request's bytes. */
+  InferRequest decode(RequestBody body) {
+    return decoder.decode(body.stream(), body.length(), body.bytes());
+  }
+
+  /** Leases the target, runs it on the request and releases it before returning. */
+  Inference run(ModelTarget target, InferRequest request) {
+    try (ModelLease lease = manager.acquire(target.modelId(), null, target.alias())) {
+      InferenceModel model = inferenceModel(lease);
+      long start = System.nanoTime();
+      Map<String, Tensor> outputs = model.infer(request.inputs(), request.outputs());
+      metrics.inference(target.key(), System.nanoTime() - start);
+      return new Inference(model.metadata().version(), outputs);
+    }
+  }
+
+  /** The JSON response for {@code result}. */
+  HttpResult encode(String name, InferRequest request, Inference result) {
+    return HttpResult.json(
+        200, responses.inferResponse(name, result.version(), request.id(), result.outputs()));
+  }
+
+  /** A model's answer: the version that ran and its outputs. Immutable and thread-safe. */
+  record Inference(String version, Map<String, Tensor> outputs) {}
 
   private static InferenceModel inferenceModel(ModelLease lease) {
     if (!(lease.model() instanceof InferenceModel)) {

@@ -34,6 +34,8 @@ final class RequestRunner {
   private final ThreadPoolExecutor workers;
   private final Duration timeout;
   private final ErrorMapper errors;
+  private final java.util.Set<CompletableFuture<HttpResult>> pending =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   RequestRunner(int threads, Duration timeout, ErrorMapper errors) {
     int pool = POOLS.incrementAndGet();
@@ -55,20 +57,32 @@ final class RequestRunner {
     this.errors = errors;
   }
 
-  /** Answers {@code ctx} with what {@code action} returns or throws on a worker thread. */
+  /**
+   * Answers {@code ctx} with what {@code action} returns or throws on a worker thread. The worker
+   * holds the request's bytes ({@link RequestBody#bytes()}) while it runs, and skips an action whose
+   * request was abandoned while it was queued.
+   */
   void submit(Context ctx, Action action) {
     String requestId = RequestIds.of(ctx);
+    RequestBytes bytes = RequestBody.of(ctx).bytes();
     CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
+    pending.add(outcome);
+    outcome.whenComplete((r, f) -> pending.remove(outcome));
+    bytes.retain();
     try {
       workers.execute(
           () -> {
             try {
+              bytes.checkNotAbandoned();
               outcome.complete(action.run());
             } catch (Throwable t) {
               outcome.completeExceptionally(t);
+            } finally {
+              bytes.release();
             }
           });
     } catch (RejectedExecutionException busy) {
+      bytes.release();
       outcome.completeExceptionally(
           new UnavailableException(
               workers.isShutdown()
@@ -89,6 +103,16 @@ final class RequestRunner {
                       r.writeTo(ctx);
                       return null;
                     }));
+  }
+
+  /**
+   * Answers every request still waiting for its worker's result with {@code failure} now (at the
+   * end of the shutdown grace); their actions run on, but their answers are dropped.
+   */
+  void answerPending(RuntimeException failure) {
+    for (CompletableFuture<HttpResult> f : pending) {
+      f.completeExceptionally(failure);
+    }
   }
 
   /** Runs a task that is not tied to a request (preloading) on the same workers. */

@@ -17,6 +17,14 @@ public final class ServerConfig {
   /** The port {@code modelkeeper serve} listens on unless told otherwise. */
   public static final int DEFAULT_PORT = 8000;
 
+  /** The interface {@code modelkeeper serve} binds unless told otherwise: this machine only. */
+  public static final String DEFAULT_HOST = "127.0.0.1";
+
+  /** The default in-flight request budget: a quarter of the JVM's maximum heap. */
+  public static long defaultMaxInflightBytes() {
+    return Runtime.getRuntime().maxMemory() / 4;
+  }
+
   private final String host;
   private final int port;
   private final ModelRepository repository;
@@ -32,6 +40,11 @@ public final class ServerConfig {
   private final long maxRequestBytes;
   private final int workerThreads;
   private final String authToken;
+  private final long maxInflightBytes;
+  private final Duration admissionTimeout;
+  private final Duration bodyReadTimeout;
+  private final int maxConnections;
+  private final List<String> allowedOrigins;
   private final List<String> preload;
   private final List<String> pin;
 
@@ -51,6 +64,11 @@ public final class ServerConfig {
     this.maxRequestBytes = b.maxRequestBytes;
     this.workerThreads = b.workerThreads;
     this.authToken = b.authToken;
+    this.maxInflightBytes = b.maxInflightBytes > 0 ? b.maxInflightBytes : defaultMaxInflightBytes();
+    this.admissionTimeout = b.admissionTimeout;
+    this.bodyReadTimeout = b.bodyReadTimeout;
+    this.maxConnections = b.maxConnections;
+    this.allowedOrigins = List.copyOf(b.allowedOrigins);
     this.preload = List.copyOf(b.preload);
     this.pin = List.copyOf(b.pin);
   }
@@ -60,7 +78,10 @@ public final class ServerConfig {
     return new Builder(repository);
   }
 
-  /** The interface to bind, {@code 0.0.0.0} (every interface) by default. */
+  /**
+   * The interface to bind, {@value #DEFAULT_HOST} (this machine only) by default; {@code 0.0.0.0}
+   * listens on every interface (in a container, for instance).
+   */
   public String host() {
     return host;
   }
@@ -138,6 +159,42 @@ public final class ServerConfig {
     return authToken;
   }
 
+  /**
+   * The most bytes of request bodies and decoded tensors in flight at once, server-wide (default: a
+   * quarter of the maximum heap). A request that does not fit waits up to {@link
+   * #admissionTimeout()}, then is answered 503.
+   */
+  public long maxInflightBytes() {
+    return maxInflightBytes;
+  }
+
+  /** How long a request waits for room in the in-flight budget before it gets 503 (default 10s). */
+  public Duration admissionTimeout() {
+    return admissionTimeout;
+  }
+
+  /**
+   * How long a client has to send a request's body in full, and a new connection its first
+   * request's headers; slower ones are answered 408 and closed (default 30s).
+   */
+  public Duration bodyReadTimeout() {
+    return bodyReadTimeout;
+  }
+
+  /** The most connections open at once; more wait to be accepted (default 1024). */
+  public int maxConnections() {
+    return maxConnections;
+  }
+
+  /**
+   * Web origins (e.g. {@code https://app.example.com}) whose pages may send requests that change
+   * state; {@code *} allows any. Empty by default: such requests carrying any other {@code Origin}
+   * than the server's own are answered 403.
+   */
+  public List<String> allowedOrigins() {
+    return allowedOrigins;
+  }
+
   /** Models loaded before the server reports ready, in order. */
   public List<String> preload() {
     return preload;
@@ -167,7 +224,7 @@ public final class ServerConfig {
 
   /** A mutable builder; not thread-safe. {@link #build()} validates and freezes the settings. */
   public static final class Builder {
-    private String host = "0.0.0.0";
+    private String host = DEFAULT_HOST;
     private int port = DEFAULT_PORT;
     private final ModelRepository repository;
     private ModelRegistry registry;
@@ -182,6 +239,11 @@ public final class ServerConfig {
     private long maxRequestBytes = 32L << 20;
     private int workerThreads = 64;
     private String authToken;
+    private long maxInflightBytes;
+    private Duration admissionTimeout = Duration.ofSeconds(10);
+    private Duration bodyReadTimeout = Duration.ofSeconds(30);
+    private int maxConnections = 1024;
+    private final List<String> allowedOrigins = new ArrayList<>();
     private final List<String> preload = new ArrayList<>();
     private final List<String> pin = new ArrayList<>();
 
@@ -261,6 +323,32 @@ public final class ServerConfig {
       return this;
     }
 
+    /** The in-flight request budget in bytes; 0 means the default (a quarter of the max heap). */
+    public Builder maxInflightBytes(long bytes) {
+      this.maxInflightBytes = bytes;
+      return this;
+    }
+
+    public Builder admissionTimeout(Duration d) {
+      this.admissionTimeout = d;
+      return this;
+    }
+
+    public Builder bodyReadTimeout(Duration d) {
+      this.bodyReadTimeout = d;
+      return this;
+    }
+
+    public Builder maxConnections(int connections) {
+      this.maxConnections = connections;
+      return this;
+    }
+
+    public Builder allowedOrigins(List<String> origins) {
+      this.allowedOrigins.addAll(origins);
+      return this;
+    }
+
     public Builder preload(List<String> modelIds) {
       this.preload.addAll(modelIds);
       return this;
@@ -308,6 +396,27 @@ public final class ServerConfig {
       }
       if (authToken != null && authToken.isBlank()) {
         throw new InvalidConfigException("auth-token", "must not be blank when given");
+      }
+      if (maxInflightBytes < 0) {
+        throw new InvalidConfigException(
+            "max-inflight-bytes", "must not be negative, was " + maxInflightBytes);
+      }
+      if (maxInflightBytes > 0 && maxInflightBytes < maxRequestBytes) {
+        throw new InvalidConfigException(
+            "max-inflight-bytes",
+            "must hold at least one request of max-request-bytes=" + maxRequestBytes + ", was "
+                + maxInflightBytes);
+      }
+      positive("admission-timeout", admissionTimeout);
+      positive("body-read-timeout", bodyReadTimeout);
+      if (maxConnections < 1) {
+        throw new InvalidConfigException(
+            "max-connections", "must be at least 1, was " + maxConnections);
+      }
+      for (String o : allowedOrigins) {
+        if (o == null || o.isBlank()) {
+          throw new InvalidConfigException("allowed-origins", "contains an empty origin");
+        }
       }
       checkIds("preload", preload);
       checkIds("pin", pin);

@@ -36,6 +36,11 @@ import java.util.function.ToDoubleFunction;
  *   <tr><td>modelkeeper_http_requests_total{method,route,status},
  *       modelkeeper_http_request_seconds{method,route}</td><td>every request</td></tr>
  *   <tr><td>modelkeeper_inference_seconds{model}</td><td>histogram of model run time</td></tr>
+ *   <tr><td>modelkeeper_inflight_request_bytes, modelkeeper_inflight_request_capacity_bytes</td>
+ *       <td>gauges of the in-flight request budget</td></tr>
+ *   <tr><td>modelkeeper_admission_waits_total, modelkeeper_admission_rejections_total</td>
+ *       <td>requests that waited for, or were refused, room in that budget</td></tr>
+ *   <tr><td>modelkeeper_slow_client_disconnects_total</td><td>bodies too slow: 408 and closed</td></tr>
  * </table>
  */
 final class ServerMetrics implements LifecycleListener {
@@ -59,6 +64,7 @@ final class ServerMetrics implements LifecycleListener {
   private final Timer loadTime;
   private final Map<String, Timer> inferenceTimers = new ConcurrentHashMap<>();
   private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
+  private final Counter slowClients;
   private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
 
   ServerMetrics(ModelManager manager) {
@@ -87,6 +93,10 @@ final class ServerMetrics implements LifecycleListener {
     gauge("modelkeeper.resident.models", "models resident now", s -> s.residentModels());
     gauge("modelkeeper.resident.bytes", "bytes of resident models now", s -> s.residentBytes());
     gauge("modelkeeper.active.leases", "leases open now", s -> s.activeLeases());
+    this.slowClients =
+        Counter.builder("modelkeeper.slow.client.disconnects")
+            .description("connections closed because their request body arrived too slowly")
+            .register(registry);
     this.loadTime =
         Timer.builder("modelkeeper.model.load")
             .description("time to construct a model")
@@ -107,6 +117,27 @@ final class ServerMetrics implements LifecycleListener {
   @Override
   public void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {
     loadTime.record(loadNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Publishes the in-flight request budget: bytes in use, capacity, waits and rejections. */
+  void watch(InflightBytes budget) {
+    Gauge.builder("modelkeeper.inflight.request.bytes", budget, InflightBytes::inUse)
+        .description("bytes of request bodies and decoded tensors in flight now")
+        .register(registry);
+    Gauge.builder("modelkeeper.inflight.request.capacity.bytes", budget, InflightBytes::capacity)
+        .description("the in-flight request budget")
+        .register(registry);
+    FunctionCounter.builder("modelkeeper.admission.waits", budget, InflightBytes::waits)
+        .description("requests that waited for room in the in-flight budget")
+        .register(registry);
+    FunctionCounter.builder("modelkeeper.admission.rejections", budget, InflightBytes::rejections)
+        .description("requests refused for lack of room in the in-flight budget")
+        .register(registry);
+  }
+
+  /** Records one connection closed because its body arrived too slowly. */
+  void slowClient() {
+    slowClients.increment();
   }
 
   /** Records one model run of {@code modelId}. */

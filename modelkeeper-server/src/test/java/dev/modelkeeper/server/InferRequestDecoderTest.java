@@ -11,13 +11,15 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Reading tensors from inference requests and writing them back, without a server. */
-class TensorCodecTest {
+class InferRequestDecoderTest {
 
   private final Json json = new Json();
-  private final TensorCodec codec = new TensorCodec();
+  private final InferRequestDecoder decoder = new InferRequestDecoder(json);
 
   private InferRequest parse(String body) {
-    return codec.parseInfer(json.read(body.getBytes(StandardCharsets.UTF_8)));
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    return decoder.decode(
+        new java.io.ByteArrayInputStream(bytes), bytes.length, RequestBytes.untracked());
   }
 
   private Tensor one(String name, String datatype, String shape, String data) {
@@ -72,6 +74,64 @@ class TensorCodecTest {
     assertThatThrownBy(() -> one("x", "FP32", "[3037000500, 3037000500]", "[1]"))
         .hasMessageContaining("too large");
     assertThatThrownBy(() -> one("x", "FP32", "[-2]", "[1, 2]")).hasMessageContaining("negative");
+  }
+
+  @Test
+  void parseInfer_numberBeyondItsFloatType_isInvalidInputNotInfinity() {
+    // regression: 1e39 as FP32 silently became Infinity
+    assertThatThrownBy(() -> one("x", "FP32", "[1]", "[1e39]"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("outside the FP32 range");
+    assertThatThrownBy(() -> one("x", "FP64", "[1]", "[1e309]"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("outside the FP64 range");
+    assertThat(one("x", "FP32", "[2]", "[3.4e38, -1e-50]").floats()).containsExactly(3.4e38f, -0f);
+    assertThat(one("x", "FP64", "[1]", "[1e39]").doubles()).containsExactly(1e39);
+  }
+
+  @Test
+  void parseInfer_nonNumericTokens_areRejectedWithoutNamingParserOptions() {
+    assertThatThrownBy(() -> one("x", "FP32", "[1]", "[NaN]"))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("malformed JSON")
+        .hasMessageNotContaining("`")
+        .hasMessageNotContaining("JsonReadFeature");
+  }
+
+  @Test
+  void parseInfer_dataBeforeShape_isABadRequest() {
+    assertThatThrownBy(
+            () -> parse("{\"inputs\": [{\"name\": \"x\", \"data\": [1], \"datatype\": \"FP32\","
+                + " \"shape\": [1]}]}"))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("must come before 'data'");
+  }
+
+  @Test
+  void parseInfer_shapeLargerThanTheBodyCanHold_isRefusedBeforeAllocating() {
+    assertThatThrownBy(() -> one("x", "FP64", "[100000000]", "[1]"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("more than its request body");
+  }
+
+  @Test
+  void parseInfer_tensorsLargerThanTheBudget_arePayloadTooLarge() {
+    byte[] body =
+        "{\"inputs\": [{\"name\": \"x\", \"datatype\": \"INT64\", \"shape\": [4], \"data\": [1,2,3,4]}]}"
+            .getBytes(StandardCharsets.UTF_8);
+    RequestBytes small =
+        new RequestBytes(new InflightBytes(16, java.time.Duration.ofSeconds(1), null));
+    assertThatThrownBy(() -> decoder.decode(new java.io.ByteArrayInputStream(body), body.length, small))
+        .isInstanceOf(PayloadTooLargeException.class);
+  }
+
+  @Test
+  void inferResponse_nonFiniteOutputs_areJsonStrings() {
+    Map<String, Tensor> outputs =
+        Map.of("y", Tensor.ofFloats("y", new long[] {3}, Float.NaN, Float.POSITIVE_INFINITY, -1f / 0));
+    String out =
+        new String(new InferResponses(json).inferResponse("m", "1", null, outputs), StandardCharsets.UTF_8);
+    assertThat(out).contains("\"data\":[\"NaN\",\"Infinity\",\"-Infinity\"]");
   }
 
   @Test
