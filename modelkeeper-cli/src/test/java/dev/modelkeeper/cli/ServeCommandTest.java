@@ -157,8 +157,8 @@ class ServeCommandTest {
 
   @Test
   void cli_withUnknownFlag_printsUsageAndFails() {
-    assertThat(failingRun("serve", "--bogus")).isEqualTo(2);
-    assertThat(err.toString()).contains("--bogus").contains("Usage: modelkeeper serve");
+    assertThat(failingRun("serve", "--xyzzy")).isEqualTo(2);
+    assertThat(err.toString()).contains("--xyzzy").contains("Usage: modelkeeper serve");
   }
 
   @Test
