@@ -157,8 +157,8 @@ class ServeCommandTest {
 
   @Test
   void cli_withUnknownFlag_printsUsageAndFails() {
-    assertThat(failingRun("serve", "--xyzzy")).isEqualTo(2);
-    assertThat(err.toString()).contains("--xyzzy").contains("Usage: modelkeeper serve");
+    assertThat(failingRun("serve", "--frobnicate")).isEqualTo(2);
+    assertThat(err.toString()).contains("--frobnicate").contains("Usage: modelkeeper serve");
   }
 
   @Test
@@ -166,7 +166,8 @@ class ServeCommandTest {
     assertThat(cli().execute("serve", "--help")).isZero();
     for (String flag :
         List.of("--port", "--repository", "--cache-dir", "--max-models", "--max-bytes",
-            "--lifecycle-timeout", "--auth-token", "--preload", "--pin")) {
+            "--lifecycle-timeout", "--auth-token", "--preload", "--pin", "--max-inflight-bytes",
+            "--admission-timeout", "--body-read-timeout", "--max-connections", "--allowed-origins")) {
       assertThat(out.toString()).contains(flag);
     }
     assertThat(out.toString()).contains("MODELKEEPER_");

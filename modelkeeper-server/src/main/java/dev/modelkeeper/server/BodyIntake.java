@@ -47,6 +47,7 @@ final class BodyIntake extends Handler.Wrapper {
   private final ServerMetrics metrics;
   private final RateLimitedLog brokenBodies;
   private final Set<Exchange> live = ConcurrentHashMap.newKeySet();
+  private volatile boolean stopping;
 
   BodyIntake(
       long maxBodyBytes,
@@ -90,10 +91,11 @@ final class BodyIntake extends Handler.Wrapper {
   }
 
   /**
-   * Answers every body still being received or waiting for memory with {@code failure} (at
-   * shutdown).
+   * Answers every body still being received or waiting for memory with {@code failure}, and from
+   * now on a body cut off by the connectors closing gets 503 (at shutdown).
    */
   void abortAll(RuntimeException failure) {
+    stopping = true;
     for (Exchange x : live) {
       x.finish(failure);
     }
@@ -199,6 +201,10 @@ final class BodyIntake extends Handler.Wrapper {
     }
 
     private void broken(Throwable cause) {
+      if (cause instanceof TimeoutException && stopping) {
+        finish(new UnavailableException("the server is shutting down", Duration.ofSeconds(1)));
+        return;
+      }
       if (cause instanceof TimeoutException) {
         timedOut();
         return;

@@ -301,6 +301,8 @@ public final class ModelKeeperServer implements AutoCloseable {
     }
     long deadline = System.nanoTime() + config.shutdownTimeout().toNanos();
     state.stopping();
+    // bodies still arriving cannot be served any more: answer them now, before the connectors close
+    intake.abortAll(new UnavailableException("the server is shutting down", Duration.ofSeconds(1)));
     long grace = config.shutdownTimeout().toNanos();
     long answerAt = grace - Math.min(ANSWER_MARGIN.toNanos(), grace / 4);
     ScheduledFuture<?> answerRest =
