@@ -49,7 +49,8 @@ stop_all() {
   wait 2>/dev/null || true
   echo "Stopped."
 }
-trap stop_all INT TERM EXIT
+trap 'stop_all; exit 0' INT TERM
+trap stop_all EXIT
 
 "$haproxy" -c -q -f "$config"
 for i in 1 2 3; do
