@@ -5,6 +5,7 @@ import dev.modelkeeper.core.CacheOptions;
 import dev.modelkeeper.core.ManagerOptions;
 import dev.modelkeeper.core.ModelKeeperException;
 import dev.modelkeeper.core.ModelManager;
+import dev.modelkeeper.core.ModelRegistry;
 import dev.modelkeeper.core.Ticker;
 import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.RepositoryEntry;
@@ -61,6 +62,9 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final InflightBytes inflight;
   private final BodyIntake intake;
+  private final GracefulHandler graceful = new GracefulHandler();
+  private final java.util.concurrent.atomic.AtomicReference<ServerConnector> connector =
+      new java.util.concurrent.atomic.AtomicReference<>();
 
   private ModelKeeperServer(ServerConfig config) {
     this.config = config;
@@ -69,7 +73,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.resolver = new ModelResolver(config.repository(), Ticker.system());
     BaseModelManager base =
         new BaseModelManager(
-            resolver.registry(config.registry()),
+            resolver.registry(refusingLoadsWhenStopping(config.registry())),
             ManagerOptions.builder()
                 .lifecycleTimeout(config.lifecycleTimeout())
                 .drainTimeout(config.drainTimeout())
@@ -126,7 +130,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                     // request order: graceful shutdown, origin check, body intake, routes
                     server.insertHandler(intake);
                     server.insertHandler(origins);
-                    server.insertHandler(new GracefulHandler());
+                    server.insertHandler(graceful);
                     server.setErrorHandler(new JsonErrorHandler(json));
                   });
               c.jetty.modifyServletContextHandler(
@@ -142,6 +146,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                     connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
                     connector.addBean(new NetworkConnectionLimit(config.maxConnections(), connector));
                     connector.addBean(new HeaderDeadline(config.bodyReadTimeout(), timer, metrics));
+                    this.connector.set(connector);
                     return connector;
                   });
               c.requestLogger.http(
@@ -315,6 +320,21 @@ public final class ModelKeeperServer implements AutoCloseable {
             },
             answerAt,
             TimeUnit.NANOSECONDS);
+    // stop accepting connections; on those open, refuse new requests (503) and wait for those in
+    // flight before the connectors stop: stopping closes connections idle for a moment, and a
+    // request waiting for its model looks idle
+    ServerConnector listening = connector.get();
+    if (listening != null) {
+      listening.setAccepting(false);
+      listening.close();
+    }
+    try {
+      graceful.shutdown().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+      LOG.warn("some requests were still in flight after {}", config.shutdownTimeout());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     try {
       app.stop();
     } catch (RuntimeException e) {
@@ -332,6 +352,20 @@ public final class ModelKeeperServer implements AutoCloseable {
       LOG.log(Level.WARNING, "some models failed to unload", e);
     }
     metrics.close();
+  }
+
+  /**
+   * {@code registry}, except that no load starts once the server is stopping (the runtime may not
+   * even initialise during JVM shutdown): such requests are answered 503.
+   */
+  private ModelRegistry refusingLoadsWhenStopping(ModelRegistry registry) {
+    return (modelId, apiKey) -> {
+      if (state.phase() == ServerState.Phase.STOPPING) {
+        throw new UnavailableException(
+            "the server is shutting down: no model loads start any more", Duration.ofSeconds(1));
+      }
+      return registry.getModel(modelId, apiKey);
+    };
   }
 
   private static ScheduledExecutorService timer() {

@@ -215,6 +215,29 @@ class FrontDoorTest {
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(3500));
   }
 
+  @Test
+  void shutdown_startsNoModelLoad_andAnswersSuch503() throws Exception {
+    FakeModels models = FakeModels.of("alpha/1", "beta/1");
+    Gate gate = new Gate();
+    models.gateInfer("alpha/1", gate);
+    ModelKeeperServer server =
+        TestServer.fake(models, b -> b.shutdownTimeout(Duration.ofSeconds(2)));
+    Http http = Http.to(server.port());
+    CompletableFuture<Response> holding = CompletableFuture.supplyAsync(() -> http.post(INFER, X));
+    gate.awaitEntered();
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(server::close);
+    await().atMost(Duration.ofSeconds(1)).until(() -> !server.isReady());
+    // a request already inside the server that needs a load (as if queued before the stop)
+    Throwable refused =
+        org.assertj.core.api.Assertions.catchThrowable(
+            () -> server.manager().acquire("beta/1", null).close());
+    assertThat(refused).isInstanceOf(UnavailableException.class).hasMessageContaining("shutting down");
+    assertThat(models.constructions("beta/1")).isZero();
+    gate.open();
+    holding.get(10, TimeUnit.SECONDS);
+    closing.get(10, TimeUnit.SECONDS);
+  }
+
   private static Response send(Http http, String path, String body, String header, String value) {
     return http.send(
         HttpRequest.newBuilder(URI.create(http.base() + path))

@@ -27,12 +27,12 @@ class InferRequestDecoderFuzzTest {
   private final InferRequestDecoder decoder = new InferRequestDecoder(new Json());
   private final ErrorMapper errors = new ErrorMapper(new Json());
 
-  @Property(tries = 3000)
+  @Property(tries = 2000)
   void anyBytes_decodeOrFailWith4xx(@ForAll byte[] body) {
     assertDecodesOr4xx(body);
   }
 
-  @Property(tries = 3000)
+  @Property(tries = 2000)
   void mutatedValidRequests_decodeOrFailWith4xx(@ForAll("mutatedRequests") byte[] body) {
     assertDecodesOr4xx(body);
   }
@@ -54,6 +54,32 @@ class InferRequestDecoderFuzzTest {
               String s = VALID.substring(0, a) + insert + VALID.substring(Math.min(b, a + 3));
               return s.getBytes(StandardCharsets.UTF_8);
             });
+  }
+
+  @Property(tries = 2000)
+  void wellFormedTensorsOfAnyShapeTypeAndData_decodeOrFailWith4xx(
+      @ForAll("tensorRequests") byte[] body) {
+    assertDecodesOr4xx(body);
+  }
+
+  /** Requests that are valid JSON: one tensor of a random datatype, shape and data. */
+  @Provide
+  Arbitrary<byte[]> tensorRequests() {
+    Arbitrary<String> datatype =
+        Arbitraries.of("BOOL", "UINT8", "INT8", "INT16", "INT32", "INT64", "FP32", "FP64", "BYTES",
+            "FP16", "x");
+    Arbitrary<String> shape =
+        Arbitraries.integers().between(-1, 3).list().ofMaxSize(4).map(Object::toString);
+    Arbitrary<String> element =
+        Arbitraries.of("0", "1", "-1", "255", "256", "-129", "1.5", "1e39", "-1e309", "true",
+            "false", "\"s\"", "null", "[1]", "[]", "[[0]]", "{}", "9223372036854775808");
+    Arbitrary<String> data = element.list().ofMaxSize(12).map(Object::toString);
+    return Combinators.combine(datatype, shape, data)
+        .as(
+            (dt, sh, d) ->
+                ("{\"inputs\": [{\"name\": \"t\", \"datatype\": \"" + dt + "\", \"shape\": "
+                        + sh + ", \"data\": " + d + "}]}")
+                    .getBytes(StandardCharsets.UTF_8));
   }
 
   private void assertDecodesOr4xx(byte[] body) {
