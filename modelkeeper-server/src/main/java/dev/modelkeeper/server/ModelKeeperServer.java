@@ -331,7 +331,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     try {
       graceful.shutdown().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-      LOG.warn("some requests were still in flight after {}", config.shutdownTimeout());
+      LOG.log(Level.WARNING, "some requests were still in flight after {0}", config.shutdownTimeout());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
