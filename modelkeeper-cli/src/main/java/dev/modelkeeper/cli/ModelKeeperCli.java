@@ -46,9 +46,7 @@ public final class ModelKeeperCli implements Runnable {
     PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
     PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
     int code = commandLine(System.getenv(), out, err).execute(args);
-    if (code != 0) {
-      System.exit(code);
-    }
+    System.exit(code); // also after a graceful stop: no stray thread keeps the process alive
   }
 
   /** A command line reading defaults from {@code env} and printing to {@code out} and {@code err}. */

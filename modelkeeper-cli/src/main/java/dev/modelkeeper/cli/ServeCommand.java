@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
@@ -184,16 +185,21 @@ final class ServeCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     ModelKeeperServer server = start();
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  out.println("Stopping: finishing in-flight requests, then unloading models.");
-                  server.close();
-                  out.println("Stopped.");
-                  stopped.countDown();
-                },
-                "modelkeeper-shutdown"));
+    AtomicBoolean stopping = new AtomicBoolean();
+    Runnable stop =
+        () -> {
+          if (stopping.compareAndSet(false, true)) {
+            out.println("Stopping: finishing in-flight requests, then unloading models.");
+            server.close();
+            out.println("Stopped.");
+            out.flush();
+            stopped.countDown();
+          }
+        };
+    // SIGTERM and SIGINT stop the server before the JVM shuts down: shutdown hooks all run at
+    // once, and ONNX Runtime closes its environment in one of its own, under draining requests
+    StopSignals.install(() -> new Thread(stop, "modelkeeper-stop").start());
+    Runtime.getRuntime().addShutdownHook(new Thread(stop, "modelkeeper-shutdown"));
     if (server.awaitReady(Duration.ofDays(365))) {
       out.println("Ready.");
     } else {

@@ -381,7 +381,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     try {
       app.stop();
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "the HTTP server did not stop cleanly", e);
+      LOG.log(Level.WARNING, "the HTTP server did not stop cleanly: {0}", rootMessage(e));
     }
     if (g != null) {
       g.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));

@@ -11,12 +11,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class RateLimitedLog {
 
-  private final Logger log;
+  private final System.Logger log;
   private final long intervalNanos;
   private final AtomicLong nextAllowed = new AtomicLong(Long.MIN_VALUE);
   private final AtomicLong suppressed = new AtomicLong();
 
-  RateLimitedLog(Logger log, java.time.Duration interval) {
+  RateLimitedLog(System.Logger log, java.time.Duration interval) {
     this.log = log;
     this.intervalNanos = interval.toNanos();
   }
