@@ -54,7 +54,8 @@ trap stop_all EXIT
 
 "$haproxy" -c -q -f "$config"
 for i in 1 2 3; do
-  java -jar "$jar" serve --host 127.0.0.1 --port "${ports[i-1]}" --cache-dir "$cache" "$@" \
+  java -jar "$jar" serve --host 127.0.0.1 --port "${ports[i-1]}" --grpc-port "$((ports[i-1] + 100))" \
+    --cache-dir "$cache" "$@" \
     >"$logs/r$i.log" 2>&1 &
   pids+=($!)
 done

@@ -44,6 +44,7 @@ public final class Replica implements AutoCloseable {
     c.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     c.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
     c.addAll(List.of("-jar", jar.toString(), "serve", "--host", "127.0.0.1", "--port", "" + port));
+    c.addAll(List.of("--grpc-port", "-1")); // the proxy routes HTTP only
     c.addAll(extraArgs);
     this.command = List.copyOf(c);
   }
