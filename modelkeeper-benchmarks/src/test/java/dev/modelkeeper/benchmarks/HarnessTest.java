@@ -9,7 +9,9 @@ import dev.modelkeeper.core.ModelNotLoadedException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Sanity checks of the harness logic only; the benchmarks themselves never run in the test suite. */
+/**
+ * Sanity checks of the harness logic only; the benchmarks themselves never run in the test suite.
+ */
 class HarnessTest {
 
   @Test
@@ -71,7 +73,8 @@ class HarnessTest {
   void ratio_rangeComesFromBothIntervals() {
     double[] q =
         Report.ratio(
-            new HotPath.Figure("a", "zipf", 2, 20, 18, 22, 24), new HotPath.Figure("b", "zipf", 2, 10, 9, 11, 24));
+            new HotPath.Figure("a", "zipf", 2, 20, 18, 22, 24),
+            new HotPath.Figure("b", "zipf", 2, 10, 9, 11, 24));
     assertThat(q[0]).isCloseTo(2.0, within(1e-9));
     assertThat(q[1]).isCloseTo(18.0 / 11, within(1e-9));
     assertThat(q[2]).isCloseTo(22.0 / 9, within(1e-9));

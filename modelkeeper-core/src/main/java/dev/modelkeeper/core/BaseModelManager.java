@@ -58,8 +58,9 @@ import java.util.concurrent.atomic.LongAdder;
  *       the entry it waits on is the one the next caller finds.
  *   <li>No global guard across slow work: the map's bin lock and the entry monitor are held for
  *       O(1) bookkeeping only; construction, clearing, listener calls and waits run with no lock.
- *   <li>Leases: the entry is open to leases only in READY; it closes (under the entry monitor) before a
- *       model is cleared, and a removal drains open leases first. A leased model is never cleared.
+ *   <li>Leases: the entry is open to leases only in READY; it closes (under the entry monitor)
+ *       before a model is cleared, and a removal drains open leases first. A leased model is never
+ *       cleared.
  *   <li>Events: listeners hear loading/loaded/loadFailed/removed while the announcing caller still
  *       owns the identifier's lifecycle, so a listener's view follows the registry exactly; a
  *       failed {@code clearCache()} publishes nothing.
@@ -98,6 +99,7 @@ public class BaseModelManager implements ModelManager {
    * used one is touched. Touching the most recently used model again reads it and writes nothing.
    */
   private final AtomicLong recency = new AtomicLong();
+
   private final List<LifecycleListener> listeners = new CopyOnWriteArrayList<>();
 
   private final LongAdder loads = new LongAdder();
@@ -126,8 +128,7 @@ public class BaseModelManager implements ModelManager {
     this.ticker = options.ticker();
     this.lifecycleTimeoutNanos = options.lifecycleTimeout().toNanos();
     this.drainTimeoutNanos = options.drainTimeout().toNanos();
-    this.failures =
-        new LoadFailures(ticker, options.failureBackoff(), options.maxFailureBackoff());
+    this.failures = new LoadFailures(ticker, options.failureBackoff(), options.maxFailureBackoff());
     this.leaks =
         options.leakThreshold().isZero()
             ? LeakDetector.DISABLED
@@ -198,7 +199,8 @@ public class BaseModelManager implements ModelManager {
 
   /**
    * Tries the lock-free lease of {@code e}; returns its stripe or a negative value (no lease), and
-   * passes on an idle report the attempt owes (it may have been the last to leave a draining entry).
+   * passes on an idle report the attempt owes (it may have been the last to leave a draining
+   * entry).
    */
   private int tryLease(LifecycleEntry e) {
     int stripe = e.tryLease();
@@ -219,7 +221,10 @@ public class BaseModelManager implements ModelManager {
     return lease;
   }
 
-  /** Records a use of {@code e}: exact LRU order, and no shared write when {@code e} is already the most recent. */
+  /**
+   * Records a use of {@code e}: exact LRU order, and no shared write when {@code e} is already the
+   * most recent.
+   */
   private void touch(LifecycleEntry e) {
     if (e.lastUsed != recency.get()) {
       e.lastUsed = recency.incrementAndGet();
@@ -255,8 +260,8 @@ public class BaseModelManager implements ModelManager {
   }
 
   /**
-   * Tells listeners that {@code e} may be evictable now: its last lease closed, or it entered
-   * READY (a budget may have found it BUSY while it was loading, draining or unloading).
+   * Tells listeners that {@code e} may be evictable now: its last lease closed, or it entered READY
+   * (a budget may have found it BUSY while it was loading, draining or unloading).
    */
   private void announceIdle(LifecycleEntry e) {
     for (LifecycleListener l : listeners) {
@@ -586,7 +591,10 @@ public class BaseModelManager implements ModelManager {
     if (!failed.isEmpty()) {
       ModelUnloadException ex =
           new ModelUnloadException(
-              "clear() left " + failed.size() + " model(s) registered: " + failed.get(0).getMessage(),
+              "clear() left "
+                  + failed.size()
+                  + " model(s) registered: "
+                  + failed.get(0).getMessage(),
               failed.get(0));
       failed.stream().skip(1).forEach(ex::addSuppressed);
       throw ex;
@@ -691,7 +699,10 @@ public class BaseModelManager implements ModelManager {
     return leaks.sweep();
   }
 
-  /** Diagnostic: identifiers that have a lifecycle entry now, in use or not (nothing leaks when idle). */
+  /**
+   * Diagnostic: identifiers that have a lifecycle entry now, in use or not (nothing leaks when
+   * idle).
+   */
   public Set<String> lifecycleTable() {
     return Set.copyOf(entries.keySet());
   }

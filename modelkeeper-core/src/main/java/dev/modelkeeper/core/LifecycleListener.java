@@ -11,7 +11,8 @@ public interface LifecycleListener {
 
   /**
    * A load of {@code modelId} is about to construct the model. Throwing aborts the load without a
-   * trace (the exception reaches the caller and every joiner); a budget may block here to make room.
+   * trace (the exception reaches the caller and every joiner); a budget may block here to make
+   * room.
    */
   default void loading(String modelId, long predictedBytes) {}
 
@@ -25,9 +26,9 @@ public interface LifecycleListener {
   default void removed(String modelId, Model model, RemovalCause cause) {}
 
   /**
-   * A model that {@link ModelManager#evictIfIdle} may have found busy may be evictable now: its last
-   * lease closed, or it entered READY (after loading, a drain timeout or a failed clear). Runs on
-   * the thread that closed the lease or ended the transition; may be spurious.
+   * A model that {@link ModelManager#evictIfIdle} may have found busy may be evictable now: its
+   * last lease closed, or it entered READY (after loading, a drain timeout or a failed clear). Runs
+   * on the thread that closed the lease or ended the transition; may be spurious.
    */
   default void idle(String modelId) {}
 }

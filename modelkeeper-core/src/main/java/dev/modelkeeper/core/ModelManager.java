@@ -8,9 +8,9 @@ import java.util.concurrent.CompletableFuture;
  * Keeps models resident by resolved identifier and serializes every load and unload of one
  * identifier. Implementations are thread-safe.
  *
- * <p>The resolved identifier is {@code modelIdAlias} when given, else {@code modelId}. The
- * registry is asked for the resolved identifier, the factory receives the requested {@code
- * modelId}, and the model is registered, locked and leased under the resolved identifier.
+ * <p>The resolved identifier is {@code modelIdAlias} when given, else {@code modelId}. The registry
+ * is asked for the resolved identifier, the factory receives the requested {@code modelId}, and the
+ * model is registered, locked and leased under the resolved identifier.
  */
 public interface ModelManager {
 
@@ -71,7 +71,9 @@ public interface ModelManager {
    */
   EvictionOutcome evictIfIdle(String modelId, RemovalCause cause);
 
-  /** Registers a listener for lifecycle events of every identifier (see {@link LifecycleListener}). */
+  /**
+   * Registers a listener for lifecycle events of every identifier (see {@link LifecycleListener}).
+   */
   void addListener(LifecycleListener listener);
 
   /** An immutable snapshot of counters and gauges. */

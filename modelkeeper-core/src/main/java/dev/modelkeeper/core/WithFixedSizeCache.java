@@ -91,8 +91,8 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   }
 
   /**
-   * Registered identifiers, least recently used first (by the delegate's recency stamps; equal stamps
-   * in identifier order); a snapshot.
+   * Registered identifiers, least recently used first (by the delegate's recency stamps; equal
+   * stamps in identifier order); a snapshot.
    */
   public List<String> lruOrder() {
     Map<String, Long> recency = new HashMap<>();
@@ -187,7 +187,10 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
         if (System.nanoTime() - deadline > 0) {
           throw reject(id, "no room before the deadline", capacityTimeoutNanos);
         }
-        cause = slots.size() + 1 > options.maxSize() ? RemovalCause.COUNT_BUDGET : RemovalCause.BYTE_BUDGET;
+        cause =
+            slots.size() + 1 > options.maxSize()
+                ? RemovalCause.COUNT_BUDGET
+                : RemovalCause.BYTE_BUDGET;
         seen = version;
       } finally {
         lock.unlock();

@@ -116,8 +116,7 @@ class ChurnTest {
       c.join();
     }
 
-    long clearedInUse =
-        registry.created().stream().mapToLong(m -> m.violations().size()).sum();
+    long clearedInUse = registry.created().stream().mapToLong(m -> m.violations().size()).sum();
     System.out.printf(
         "reference-way churn: %d requests answered 'not loaded', %d teardown(s) under use%n",
         notLoaded.get(), clearedInUse);

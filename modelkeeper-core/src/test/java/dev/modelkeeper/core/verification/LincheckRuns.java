@@ -44,7 +44,8 @@ final class LincheckRuns {
                 .ignore())
         .addGuarantee(
             ManagedStrategyGuaranteeKt.forClasses(
-                    "java.util.concurrent.atomic.LongAdder", "java.util.concurrent.atomic.Striped64")
+                    "java.util.concurrent.atomic.LongAdder",
+                    "java.util.concurrent.atomic.Striped64")
                 .allMethods()
                 .treatAsAtomic())
         .addGuarantee(
@@ -72,7 +73,9 @@ final class LincheckRuns {
         || c.startsWith("java.util.ComparableTimSort");
   }
 
-  /** Throws with the violations, if any, so that Lincheck prints the interleaving that led there. */
+  /**
+   * Throws with the violations, if any, so that Lincheck prints the interleaving that led there.
+   */
   static void require(List<String> violations) {
     if (!violations.isEmpty()) {
       throw new IllegalStateException("invariants violated: " + violations);
@@ -105,9 +108,9 @@ final class LincheckRuns {
   }
 
   /**
-   * Counts invocations that passed validation. Lincheck's model checker restores static state
-   * after each invocation; the counter escapes that because its methods are left out of the
-   * analysis (see {@link #modelChecking}).
+   * Counts invocations that passed validation. Lincheck's model checker restores static state after
+   * each invocation; the counter escapes that because its methods are left out of the analysis (see
+   * {@link #modelChecking}).
    */
   static final class Invocations {
     private static final AtomicLong COMPLETED = new AtomicLong();

@@ -30,6 +30,7 @@ class ManagerEdgeCasesTest {
 
   private final FakeTicker ticker = FakeTicker.manual();
   private final TestRegistry registry = TestRegistry.of("a", "b");
+
   private BaseModelManager manager(ManagerOptions.Builder options) {
     return new BaseModelManager(registry, options.ticker(ticker).build());
   }
@@ -76,7 +77,8 @@ class ManagerEdgeCasesTest {
   @Test
   void load_afterSuccessFollowingAFailure_startsBackoffFromTheInitialWindow() {
     BaseModelManager m =
-        manager(ManagerOptions.builder().failureBackoff(Duration.ofSeconds(1), Duration.ofSeconds(8)));
+        manager(
+            ManagerOptions.builder().failureBackoff(Duration.ofSeconds(1), Duration.ofSeconds(8)));
     registry.failNextLoads("a", 1);
     assertThatThrownBy(() -> m.addModel("a", "key")).isInstanceOf(ModelLoadException.class);
     ticker.advance(Duration.ofSeconds(1));
@@ -93,7 +95,8 @@ class ManagerEdgeCasesTest {
   @Test
   void load_repeatedFailures_doubleTheBackoffWindowUpToTheMaximum() {
     BaseModelManager m =
-        manager(ManagerOptions.builder().failureBackoff(Duration.ofSeconds(1), Duration.ofSeconds(3)));
+        manager(
+            ManagerOptions.builder().failureBackoff(Duration.ofSeconds(1), Duration.ofSeconds(3)));
     registry.failNextLoads("a", 3);
     Duration[] expected = {Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3)};
     for (Duration window : expected) {
@@ -177,7 +180,8 @@ class ManagerEdgeCasesTest {
   @Test
   void load_refusedForCapacity_opensNoBackoffWindow() {
     BaseModelManager m = manager(ManagerOptions.builder());
-    dev.modelkeeper.core.WithFixedSizeCache cache = new dev.modelkeeper.core.WithFixedSizeCache(m, 1);
+    dev.modelkeeper.core.WithFixedSizeCache cache =
+        new dev.modelkeeper.core.WithFixedSizeCache(m, 1);
     cache.addModel("a", "key");
     cache.pin("a");
     assertThatThrownBy(() -> cache.addModel("b", "key"))
@@ -189,7 +193,8 @@ class ManagerEdgeCasesTest {
 
   @Test
   void load_withBackoffOff_retriesAtOnce() {
-    BaseModelManager m = manager(ManagerOptions.builder().failureBackoff(Duration.ZERO, Duration.ZERO));
+    BaseModelManager m =
+        manager(ManagerOptions.builder().failureBackoff(Duration.ZERO, Duration.ZERO));
     registry.failNextLoads("a", 1);
     assertThatThrownBy(() -> m.addModel("a", "key")).isInstanceOf(ModelLoadException.class);
     m.addModel("a", "key");
@@ -215,8 +220,10 @@ class ManagerEdgeCasesTest {
   void acquireAsync_throughADecorator_coldAndWarm_leaseTheSameModel() throws Exception {
     BaseModelManager m = manager(ManagerOptions.builder().executor(Runnable::run));
     dev.modelkeeper.core.ModelManager top = new dev.modelkeeper.core.ModelManagerDecorator(m) {};
-    try (ModelLease cold = top.acquireAsync("a", "key").get(10, java.util.concurrent.TimeUnit.SECONDS)) {
-      try (ModelLease warm = top.acquireAsync("a", "key", null).get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+    try (ModelLease cold =
+        top.acquireAsync("a", "key").get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+      try (ModelLease warm =
+          top.acquireAsync("a", "key", null).get(10, java.util.concurrent.TimeUnit.SECONDS)) {
         assertThat(warm.model()).isSameAs(cold.model());
       }
     }
