@@ -89,7 +89,7 @@ class RemoteRepositoryServeTest {
                 .commandSpec()
                 .userObject();
     try (ModelKeeperServer server = serve.start()) {
-      assertThat(out.toString()).contains("repository:  " + url).contains("5 found");
+      assertThat(out.toString()).contains("repository:  " + url).contains("6 found");
       Http http = Http.to(server.port());
       String body =
           "{\"inputs\": [{\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\","
