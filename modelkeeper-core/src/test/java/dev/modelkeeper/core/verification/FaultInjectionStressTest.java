@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.core.BaseModelManager;
 import dev.modelkeeper.core.CacheOptions;
+import dev.modelkeeper.core.Residents;
+import dev.modelkeeper.core.testkit.Evictions;
+import java.util.concurrent.ScheduledExecutorService;
 import dev.modelkeeper.core.LeaseDrainTimeoutException;
 import dev.modelkeeper.core.ManagerOptions;
 import dev.modelkeeper.core.ModelKeeperException;
@@ -203,6 +206,8 @@ class FaultInjectionStressTest {
     final ModelManager top;
     final List<String> violations = new CopyOnWriteArrayList<>();
     final ExecutorService asyncPool = Executors.newFixedThreadPool(2);
+    final ScheduledExecutorService idleSweeps = Executors.newSingleThreadScheduledExecutor();
+    final Residents residents;
     volatile boolean stop;
 
     Round(int index, Variant variant, Totals totals) {
@@ -232,7 +237,12 @@ class FaultInjectionStressTest {
         case COUNT_BUDGET:
           cache =
               new WithFixedSizeCache(
-                  base, CacheOptions.builder(3).capacityTimeout(Duration.ofMillis(10)).build());
+                  base,
+                  CacheOptions.builder(3)
+                      .capacityTimeout(Duration.ofMillis(10))
+                      .expireAfterIdle(Duration.ofMillis(2))
+                      .scheduler(idleSweeps)
+                      .build());
           top = new ModelManagerDecorator(cache) {};
           break;
         case BYTE_BUDGET:
@@ -249,6 +259,7 @@ class FaultInjectionStressTest {
           cache = null;
           top = base;
       }
+      residents = Evictions.of(base);
     }
 
     List<String> run() throws InterruptedException {
@@ -280,6 +291,7 @@ class FaultInjectionStressTest {
       if (chaos.isAlive()) {
         violations.add("chaos thread did not finish");
       }
+      idleSweeps.shutdownNow();
       asyncPool.shutdown(); // abandoned async acquisitions finish (and close their leases) first
       if (!asyncPool.awaitTermination(JOIN_SECONDS, TimeUnit.SECONDS)) {
         violations.add("async acquisitions did not finish (hang)");
@@ -366,8 +378,12 @@ class FaultInjectionStressTest {
             name = "get";
             top.get(resolved(key));
           } else if (op < 92) {
-            name = "evictIfIdle";
-            top.evictIfIdle(resolved(key), RemovalCause.COUNT_BUDGET);
+            name = "evict";
+            if (cache != null && r.nextBoolean()) {
+              cache.expireIdle();
+            } else {
+              residents.evict(resolved(key), RemovalCause.COUNT_BUDGET);
+            }
           } else {
             name = "snapshots";
             top.keys();
