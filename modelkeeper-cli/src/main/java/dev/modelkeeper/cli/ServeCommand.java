@@ -82,6 +82,11 @@ final class ServeCommand implements Callable<Integer> {
           + " (default: ${DEFAULT-VALUE}).")
   String capacityTimeout;
 
+  @Option(names = "--idle-timeout", defaultValue = "0", paramLabel = "DURATION",
+      description = "Unload a model nobody used for this long (never one in use or pinned);"
+          + " 0 means never (default: ${DEFAULT-VALUE}).")
+  String idleTimeout;
+
   @Option(names = "--drain-timeout", defaultValue = "30s", paramLabel = "DURATION",
       description = "How long an unload waits for running inferences (default: ${DEFAULT-VALUE}).")
   String drainTimeout;
@@ -177,6 +182,7 @@ final class ServeCommand implements Callable<Integer> {
               .maxBytes(parse("max-bytes", maxBytes, Sizes::parse))
               .lifecycleTimeout(parse("lifecycle-timeout", lifecycleTimeout, Durations::parse))
               .capacityTimeout(parse("capacity-timeout", capacityTimeout, Durations::parse))
+              .idleTimeout(parse("idle-timeout", idleTimeout, Durations::parse))
               .drainTimeout(parse("drain-timeout", drainTimeout, Durations::parse))
               .requestTimeout(parse("request-timeout", requestTimeout, Durations::parse))
               .shutdownTimeout(parse("shutdown-timeout", shutdownTimeout, Durations::parse))

@@ -76,6 +76,7 @@ class ServeCommandTest {
     env.put("MODELKEEPER_PRELOAD", "iris,mlp-small/1");
     env.put("MODELKEEPER_PIN", "iris");
     env.put("MODELKEEPER_WORKER_THREADS", "7");
+    env.put("MODELKEEPER_IDLE_TIMEOUT", "300s");
     try (ModelKeeperServer server = start(serve())) {
       ServerConfig c = server.config();
       assertThat(c.maxModels()).isEqualTo(3);
@@ -86,6 +87,7 @@ class ServeCommandTest {
       assertThat(c.preload()).containsExactly("iris", "mlp-small/1");
       assertThat(c.pin()).containsExactly("iris");
       assertThat(c.workerThreads()).isEqualTo(7);
+      assertThat(c.idleTimeout()).isEqualTo(Duration.ofSeconds(300));
       assertThat(out.toString()).contains("auth:        bearer token").contains("pinned:      iris");
     }
   }
@@ -166,7 +168,7 @@ class ServeCommandTest {
     assertThat(cli().execute("serve", "--help")).isZero();
     for (String flag :
         List.of("--port", "--repository", "--cache-dir", "--max-models", "--max-bytes",
-            "--lifecycle-timeout", "--auth-token", "--preload", "--pin")) {
+            "--lifecycle-timeout", "--auth-token", "--preload", "--pin", "--idle-timeout")) {
       assertThat(out.toString()).contains(flag);
     }
     assertThat(out.toString()).contains("MODELKEEPER_");
