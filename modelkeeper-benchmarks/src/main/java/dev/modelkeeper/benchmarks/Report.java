@@ -459,7 +459,8 @@ final class Report {
     b.append("- `scripts/bench.sh` runs the benchmark JVMs at `nice -n -10` where it may (as root), so that other work on the ")
         .append("machine disturbs them less; the share of the CPUs that other processes still took is listed under Run.\n");
     b.append("- `java -jar modelkeeper-benchmarks/target/benchmarks.jar diagnose` takes the lease apart (map read, lease-word CAS, ")
-        .append("ticker read and recency write, lease allocation) on replica structures, to show where a lease's time goes.\n");
+        .append("ticker read and recency write, lease allocation) on replica structures, to show where a lease's time went before ")
+        .append("the striped read buffer (which replaced the recency write); the hot-path rows above measure the current lease.\n");
     b.append("- Reproduce only a part: `java -jar modelkeeper-benchmarks/target/benchmarks.jar hotpath|stampede|parallel|churn` prints ")
         .append("its tables without touching this file; `quick` runs everything briefly into `modelkeeper-benchmarks/target/bench-quick/`.\n");
   }
