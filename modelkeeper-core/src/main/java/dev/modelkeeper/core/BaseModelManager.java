@@ -68,8 +68,11 @@ import java.util.function.Predicate;
  * </ol>
  *
  *   <li>Recency: the LRU order ({@link AccessOrder}) holds exactly the entries whose model is
- *       registered: linked by the loading caller before the entry becomes READY, unlinked by the
- *       unloading caller once {@code clearCache()} returned. Reads reach it through the lossy
+ *       registered: linked by the loading caller before any policy hears {@code loaded} (so before
+ *       the entry becomes READY), unlinked by the unloading caller once {@code clearCache()}
+ *       returned and every policy heard {@code removed}. So whatever a policy counts as resident
+ *       is listed by {@link Residents#leastRecentFirst} (an entry listed outside that span is
+ *       LOADING or UNLOADING and evicts as BUSY). Reads reach it through the lossy
  *       {@link ReadBuffer}, drained under {@link #evictionLock} before every victim choice and
  *       snapshot, so victims are exact LRU over the recorded reads; a lost read costs accuracy only.
  * </ol>
@@ -445,6 +448,10 @@ public class BaseModelManager implements ModelManager {
     }
     long took = ticker.read() - start;
     if (failure == null) {
+      // Link before any policy hears loaded: a budget that counts the model as resident must find
+      // it in the LRU order (while LOADING, evict answers BUSY and READY announces idle), else a
+      // load asking for room in between sees a full budget with no victim and is refused.
+      link(e);
       for (ResidencyPolicy p : policies) {
         try {
           p.loaded(e.id, size);
@@ -452,7 +459,6 @@ public class BaseModelManager implements ModelManager {
           LOG.log(WARNING, "policy failed on loaded '" + e.id + "'", ex);
         }
       }
-      link(e);
       for (LifecycleListener l : listeners) {
         try {
           l.loaded(e.id, model, size, took);
@@ -652,7 +658,6 @@ public class BaseModelManager implements ModelManager {
       failure = t;
     }
     if (failure == null) {
-      unlink(e);
       for (ResidencyPolicy p : policies) {
         try {
           p.removed(e.id, cause);
@@ -660,6 +665,10 @@ public class BaseModelManager implements ModelManager {
           LOG.log(WARNING, "policy failed on removed '" + e.id + "'", ex);
         }
       }
+      // Unlink only after every policy freed its slot (the mirror of load): until then the model
+      // stays listed, and evict answers BUSY for it (UNLOADING); removed has moved the budget's
+      // version, so a load that saw the slot taken does not take it for unevictable.
+      unlink(e);
       for (LifecycleListener l : listeners) {
         try {
           l.removed(e.id, model, cause);

@@ -16,13 +16,20 @@ public interface ResidencyPolicy {
    */
   void admit(String resolvedId, long predictedBytes);
 
-  /** The model was constructed with {@code sizeBytes} (or its prediction) and is about to be leasable. */
+  /**
+   * The model was constructed with {@code sizeBytes} (or its prediction) and is about to be
+   * leasable; it is already listed by {@link Residents#leastRecentFirst} (evicting it answers BUSY
+   * until it is READY).
+   */
   void loaded(String resolvedId, long sizeBytes);
 
   /** A load that {@link #admit} was called for did not produce a model. */
   void loadFailed(String resolvedId);
 
-  /** {@code clearCache()} returned; the model is about to be unregistered. */
+  /**
+   * {@code clearCache()} returned; the model is about to be unregistered. It stays listed by {@link
+   * Residents#leastRecentFirst} (evicting it answers BUSY) until every policy heard this.
+   */
   void removed(String resolvedId, RemovalCause cause);
 
   /**
