@@ -1,5 +1,6 @@
 package dev.modelkeeper.benchmarks;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.modelkeeper.core.Model;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotLoadedException;
@@ -20,7 +21,8 @@ final class OneLockLru {
   private final ModelRegistry registry;
   private final int maxSize;
 
-  /** Access order: iteration starts at the least recently used; guarded by {@code this}. */
+  /** Access order: iteration starts at the least recently used. */
+  @GuardedBy("this")
   private final LinkedHashMap<String, Model> models = new LinkedHashMap<>(16, 0.75f, true);
 
   OneLockLru(ModelRegistry registry, int maxSize) {

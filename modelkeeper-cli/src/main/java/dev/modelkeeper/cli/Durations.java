@@ -7,12 +7,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Parses durations such as {@code 30s}, {@code 500ms}, {@code 2m}, {@code 1h}, ISO-8601 {@code
+ * Parses durations such as {@code 30s}, {@code 500ms}, {@code 250us}, {@code 2m}, {@code 1h}, ISO-8601 {@code
  * PT30S}, or a plain number of seconds. Stateless and thread-safe.
  */
 public final class Durations {
 
-  private static final Pattern SIMPLE = Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(ms|s|m|h)?\\s*");
+  private static final Pattern SIMPLE = Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(us|ms|s|m|h)?\\s*");
 
   private Durations() {}
 
@@ -37,6 +37,9 @@ public final class Durations {
     String unit = m.group(2) == null ? "s" : m.group(2);
     double millis;
     switch (unit) {
+      case "us":
+        millis = value / 1000;
+        break;
       case "ms":
         millis = value;
         break;
@@ -52,7 +55,7 @@ public final class Durations {
     if (millis > Long.MAX_VALUE / 2) {
       throw new IllegalArgumentException("'" + text + "' is too long");
     }
-    return Duration.ofMillis(Math.round(millis));
+    return Duration.ofNanos(Math.round(millis * 1_000_000));
   }
 
   private static IllegalArgumentException notADuration(String text) {

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
@@ -45,68 +46,121 @@ final class ServeCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--host", defaultValue = "0.0.0.0", paramLabel = "ADDRESS",
-      description = "Interface to listen on (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--host", paramLabel = "ADDRESS",
+      description = "Interface to listen on, this machine only by default; 0.0.0.0 listens on"
+          + " every interface, e.g. in a container (default: ${DEFAULT-VALUE}).")
   String host;
 
-  @Option(names = "--port", defaultValue = "8000", paramLabel = "PORT",
+  @Option(names = "--port", paramLabel = "PORT",
       description = "Port to listen on; 0 picks any free port (default: ${DEFAULT-VALUE}).")
   String port;
+
+  @Option(names = "--grpc-port", paramLabel = "PORT",
+      description = "gRPC port (Open Inference Protocol); 0 picks any free port, -1 turns gRPC"
+          + " off (default: ${DEFAULT-VALUE}).")
+  String grpcPort;
 
   @Option(names = "--repository", paramLabel = "FOLDER|URL",
       description = "Model repository: a folder <root>/<name>/<version>/model.onnx or an http(s)"
           + " URL of one (default: the bundled demo repository).")
   String repository;
 
-  @Option(names = "--cache-dir", paramLabel = "FOLDER",
-      description = "Where downloaded models and the demo repository are kept"
-          + " (default: ~/.cache/modelkeeper).")
+  @Option(names = "--cache-dir", defaultValue = "~/.cache/modelkeeper", paramLabel = "FOLDER",
+      description = "Where downloaded models and the demo repository are kept; ~ is your home"
+          + " folder (default: ${DEFAULT-VALUE}).")
   String cacheDir;
 
-  @Option(names = "--max-models", defaultValue = "8", paramLabel = "N",
+  @Option(names = "--max-models", paramLabel = "N",
       description = "Most models resident at once (default: ${DEFAULT-VALUE}).")
   String maxModels;
 
-  @Option(names = "--max-bytes", defaultValue = "0", paramLabel = "SIZE",
+  @Option(names = "--max-bytes", paramLabel = "SIZE",
       description = "Most bytes of models resident at once, e.g. 512MB or 4GiB; 0 means no byte"
           + " budget (default: ${DEFAULT-VALUE}).")
   String maxBytes;
 
-  @Option(names = "--lifecycle-timeout", defaultValue = "60s", paramLabel = "DURATION",
+  @Option(names = "--lifecycle-timeout", paramLabel = "DURATION",
       description = "How long a request waits for another load or unload of the same model"
           + " (default: ${DEFAULT-VALUE}).")
   String lifecycleTimeout;
 
-  @Option(names = "--capacity-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--capacity-timeout", paramLabel = "DURATION",
       description = "How long a load waits for room when every resident model is busy"
           + " (default: ${DEFAULT-VALUE}).")
   String capacityTimeout;
 
-  @Option(names = "--idle-timeout", defaultValue = "0", paramLabel = "DURATION",
+  @Option(names = "--idle-timeout", paramLabel = "DURATION",
       description = "Unload a model nobody used for this long (never one in use or pinned);"
           + " 0 means never (default: ${DEFAULT-VALUE}).")
   String idleTimeout;
 
-  @Option(names = "--drain-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--drain-timeout", paramLabel = "DURATION",
       description = "How long an unload waits for running inferences (default: ${DEFAULT-VALUE}).")
   String drainTimeout;
 
-  @Option(names = "--request-timeout", defaultValue = "120s", paramLabel = "DURATION",
+  @Option(names = "--request-timeout", paramLabel = "DURATION",
       description = "Longest a request may take before it is answered 503"
           + " (default: ${DEFAULT-VALUE}).")
   String requestTimeout;
 
-  @Option(names = "--shutdown-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--shutdown-timeout", paramLabel = "DURATION",
       description = "How long shutdown lets in-flight requests finish (default: ${DEFAULT-VALUE}).")
   String shutdownTimeout;
 
-  @Option(names = "--max-request-bytes", defaultValue = "32MiB", paramLabel = "SIZE",
+  @Option(names = "--max-request-bytes", paramLabel = "SIZE",
       description = "Largest request body accepted (default: ${DEFAULT-VALUE}).")
   String maxRequestBytes;
 
-  @Option(names = "--worker-threads", defaultValue = "64", paramLabel = "N",
-      description = "Threads that run inference, loads and unloads (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--max-inflight-bytes", paramLabel = "SIZE",
+      description = "Most bytes of request bodies and decoded tensors in memory at once; a request"
+          + " that does not fit waits up to --admission-timeout, then gets 503. 0 means a quarter"
+          + " of the maximum heap (default: ${DEFAULT-VALUE}).")
+  String maxInflightBytes;
+
+  @Option(names = "--admission-timeout", paramLabel = "DURATION",
+      description = "How long a request waits for room in --max-inflight-bytes"
+          + " (default: ${DEFAULT-VALUE}).")
+  String admissionTimeout;
+
+  @Option(names = "--body-read-timeout", paramLabel = "DURATION",
+      description = "How long a client has to send a request body (and a new connection its first"
+          + " headers); slower ones get 408 and are closed (default: ${DEFAULT-VALUE}).")
+  String bodyReadTimeout;
+
+  @Option(names = "--max-connections", paramLabel = "N",
+      description = "Most connections open at once (default: ${DEFAULT-VALUE}).")
+  String maxConnections;
+
+  @Option(names = "--allowed-origins", split = ",", paramLabel = "ORIGIN",
+      description = "Web origins whose pages may send state-changing requests, e.g."
+          + " https://app.example.com; * allows any. Others carrying an Origin header get 403"
+          + " (default: none).")
+  List<String> allowedOrigins = new ArrayList<>();
+
+  @Option(names = "--worker-threads", paramLabel = "N",
+      description = "Threads that decode requests and run loads and unloads"
+          + " (default: ${DEFAULT-VALUE}).")
   String workerThreads;
+
+  @Option(names = "--max-batch-size", paramLabel = "ROWS",
+      description = "Most rows one batched model run concatenates, for models whose config.json"
+          + " sets no max_batch_size; 1 runs every request alone (default: ${DEFAULT-VALUE}).")
+  String maxBatchSize;
+
+  @Option(names = "--max-queue-delay", paramLabel = "DURATION",
+      description = "How long a queued request waits for more rows before a partial batch runs,"
+          + " for models whose config.json sets no max_queue_delay (default: ${DEFAULT-VALUE}).")
+  String maxQueueDelay;
+
+  @Option(names = "--max-concurrency", paramLabel = "N",
+      description = "Most runs of one model at once, for models whose config.json sets no"
+          + " max_concurrency (default: ${DEFAULT-VALUE}).")
+  String maxConcurrency;
+
+  @Option(names = "--max-queue-size", paramLabel = "N",
+      description = "Most requests queued for one model; more are answered 503"
+          + " (default: ${DEFAULT-VALUE}).")
+  String maxQueueSize;
 
   @Option(names = "--auth-token", paramLabel = "TOKEN",
       description = "Require 'Authorization: Bearer TOKEN' on management endpoints (/model/*,"
@@ -121,6 +175,11 @@ final class ServeCommand implements Callable<Integer> {
       description = "Models that are loaded at start and never evicted.")
   List<String> pin = new ArrayList<>();
 
+  @Option(names = "--log-format", defaultValue = "text", paramLabel = "FORMAT",
+      description = "How the log on stderr is written: text, or json (one object a line, for log"
+          + " shippers) (default: ${DEFAULT-VALUE}).")
+  String logFormat;
+
   ServeCommand(Map<String, String> env, PrintWriter out, PrintWriter err) {
     this.env = env;
     this.out = out;
@@ -131,16 +190,21 @@ final class ServeCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     ModelKeeperServer server = start();
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  out.println("Stopping: finishing in-flight requests, then unloading models.");
-                  server.close();
-                  out.println("Stopped.");
-                  stopped.countDown();
-                },
-                "modelkeeper-shutdown"));
+    AtomicBoolean stopping = new AtomicBoolean();
+    Runnable stop =
+        () -> {
+          if (stopping.compareAndSet(false, true)) {
+            out.println("Stopping: finishing in-flight requests, then unloading models.");
+            server.close();
+            out.println("Stopped.");
+            out.flush();
+            stopped.countDown();
+          }
+        };
+    // SIGTERM and SIGINT stop the server before the JVM shuts down: shutdown hooks all run at
+    // once, and ONNX Runtime closes its environment in one of its own, under draining requests
+    StopSignals.install(() -> new Thread(stop, "modelkeeper-stop").start());
+    Runtime.getRuntime().addShutdownHook(new Thread(stop, "modelkeeper-shutdown"));
     if (server.awaitReady(Duration.ofDays(365))) {
       out.println("Ready.");
     } else {
@@ -152,7 +216,8 @@ final class ServeCommand implements Callable<Integer> {
 
   /** Validates the settings, starts the server and prints the startup summary; never blocks. */
   ModelKeeperServer start() {
-    Path cache = cacheDir != null ? path("cache-dir", cacheDir) : defaultCacheDir();
+    Logging.configure(parse("log-format", logFormat, Logging.Format::parse));
+    Path cache = path("cache-dir", cacheDir);
     String repositoryLabel;
     ModelRepository repo;
     if (repository == null) {
@@ -178,6 +243,7 @@ final class ServeCommand implements Callable<Integer> {
           ServerConfig.builder(repo)
               .host(host)
               .port(parse("port", port, Integer::parseInt))
+              .grpcPort(parse("grpc-port", grpcPort, Integer::parseInt))
               .maxModels(parse("max-models", maxModels, Integer::parseInt))
               .maxBytes(parse("max-bytes", maxBytes, Sizes::parse))
               .lifecycleTimeout(parse("lifecycle-timeout", lifecycleTimeout, Durations::parse))
@@ -188,6 +254,15 @@ final class ServeCommand implements Callable<Integer> {
               .shutdownTimeout(parse("shutdown-timeout", shutdownTimeout, Durations::parse))
               .maxRequestBytes(parse("max-request-bytes", maxRequestBytes, Sizes::parse))
               .workerThreads(parse("worker-threads", workerThreads, Integer::parseInt))
+              .maxBatchSize(parse("max-batch-size", maxBatchSize, Integer::parseInt))
+              .maxQueueDelay(parse("max-queue-delay", maxQueueDelay, Durations::parse))
+              .maxConcurrency(parse("max-concurrency", maxConcurrency, Integer::parseInt))
+              .maxQueueSize(parse("max-queue-size", maxQueueSize, Integer::parseInt))
+              .maxInflightBytes(parse("max-inflight-bytes", maxInflightBytes, Sizes::parse))
+              .admissionTimeout(parse("admission-timeout", admissionTimeout, Durations::parse))
+              .bodyReadTimeout(parse("body-read-timeout", bodyReadTimeout, Durations::parse))
+              .maxConnections(parse("max-connections", maxConnections, Integer::parseInt))
+              .allowedOrigins(trimmed(allowedOrigins))
               .authToken(authToken)
               .preload(trimmed(preload))
               .pin(trimmed(pin))
@@ -201,6 +276,9 @@ final class ServeCommand implements Callable<Integer> {
     } catch (RuntimeException e) {
       throw invalid("repository", "cannot list " + repo.location() + ": " + e.getMessage(), e);
     }
+    // start the inference runtime now: first started by a request in flight during a JVM
+    // shutdown, it cannot register its own shutdown hook and that request fails
+    ai.onnxruntime.OrtEnvironment.getEnvironment();
     ModelKeeperServer server;
     try {
       server = ModelKeeperServer.start(config);
@@ -211,10 +289,19 @@ final class ServeCommand implements Callable<Integer> {
     return server;
   }
 
+  private static String grpcAddress(ModelKeeperServer server) {
+    String url = server.url();
+    String host = url.substring("http://".length(), url.lastIndexOf(':'));
+    return host + ":" + server.grpcPort();
+  }
+
   private void printSummary(
       ModelKeeperServer server, String repositoryLabel, List<RepositoryEntry> models) {
     ServerConfig c = server.config();
     out.println("ModelKeeper is serving " + server.url());
+    if (server.grpcPort() != ServerConfig.GRPC_OFF) {
+      out.println("  gRPC:        " + grpcAddress(server));
+    }
     out.println("  repository:  " + repositoryLabel);
     out.println(
         "  budget:      "
@@ -238,6 +325,12 @@ final class ServeCommand implements Callable<Integer> {
             + (c.authToken() != null
                 ? "bearer token required on /model/* and /v2/repository/*"
                 : "off"));
+    out.println(
+        "  requests:    "
+            + Sizes.format(c.maxRequestBytes())
+            + " per body, "
+            + Sizes.format(c.effectiveMaxInflightBytes())
+            + " in flight");
     out.println("  try:         curl " + server.url() + "/v2/health/ready");
     out.flush();
   }
@@ -254,6 +347,9 @@ final class ServeCommand implements Callable<Integer> {
 
   private Path path(String setting, String value) {
     try {
+      if (value.equals("~") || value.startsWith("~/")) {
+        return Path.of(System.getProperty("user.home"), value.substring(1).replaceFirst("^/", ""));
+      }
       return Path.of(value);
     } catch (java.nio.file.InvalidPathException e) {
       throw invalid(setting, e.getMessage(), e);
@@ -268,10 +364,6 @@ final class ServeCommand implements Callable<Integer> {
       }
     }
     return out;
-  }
-
-  private static Path defaultCacheDir() {
-    return Path.of(System.getProperty("user.home"), ".cache", "modelkeeper");
   }
 
   /** A failure naming the flag, and its environment variable when the value came from there. */

@@ -33,7 +33,7 @@ class ReadmeExamplesIT {
 
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
   private static final String QUICK_START =
-      "mvn -B -q install -DskipTests && java -jar modelkeeper-cli/target/modelkeeper.jar serve";
+      "./mvnw -B -q install -DskipTests && java -jar modelkeeper-cli/target/modelkeeper.jar serve";
   private static final Pattern SERVING = Pattern.compile("ModelKeeper is serving http://(\\S+)");
 
   @TempDir Path cache;
@@ -44,8 +44,8 @@ class ReadmeExamplesIT {
     List<Block> quickStart = readme.blocks("Quick start");
     assertThat(quickStart)
         .extracting(Block::text)
-        .containsExactly(QUICK_START + "\n", "mvn -B verify\n");
-    assertThat(Files.readString(ROOT.resolve(".ci/run"))).contains("mvn -B verify");
+        .containsExactly(QUICK_START + "\n", "./mvnw -B verify\n");
+    assertThat(Files.readString(ROOT.resolve(".ci/run"))).contains("./mvnw -B verify");
   }
 
   @Test
@@ -57,7 +57,7 @@ class ReadmeExamplesIT {
     String[] serve = QUICK_START.substring(QUICK_START.indexOf("java -jar")).split(" ");
     List<String> command = new ArrayList<>(List.of(serve));
     command.set(0, java);
-    command.addAll(List.of("--port", "0", "--cache-dir", cache.toString()));
+    command.addAll(List.of("--port", "0", "--grpc-port", "0", "--cache-dir", cache.toString()));
     Process process = new ProcessBuilder(command).directory(ROOT.toFile()).start();
     List<String> out = new CopyOnWriteArrayList<>();
     List<String> err = new CopyOnWriteArrayList<>();

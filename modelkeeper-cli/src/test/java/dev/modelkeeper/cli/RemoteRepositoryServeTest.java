@@ -70,7 +70,7 @@ class RemoteRepositoryServeTest {
         ModelKeeperCli.commandLine(Map.of(), new PrintWriter(out, true), new PrintWriter(new StringWriter(), true));
     ServeCommand serve =
         (ServeCommand)
-            cl.parseArgs("serve", "--host", "127.0.0.1", "--port", "0", "--repository", url,
+            cl.parseArgs("serve", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "-1", "--repository", url,
                     "--cache-dir", tmp.resolve("cache").toString())
                 .subcommand()
                 .commandSpec()

@@ -46,6 +46,9 @@ class ServeCommandTest {
     if (!List.of(more).contains("--port")) {
       all.addAll(List.of("--port", "0"));
     }
+    if (!List.of(more).contains("--grpc-port")) {
+      all.addAll(List.of("--grpc-port", "0"));
+    }
     all.addAll(List.of(more));
     return all.toArray(new String[0]);
   }
@@ -56,13 +59,15 @@ class ServeCommandTest {
       String printed = out.toString();
       assertThat(printed).contains("ModelKeeper is serving http://127.0.0.1:" + server.port());
       assertThat(server.port()).isPositive().isNotEqualTo(8000);
+      assertThat(server.grpcPort()).isPositive().isNotEqualTo(8001);
+      assertThat(printed).contains("gRPC:        127.0.0.1:" + server.grpcPort());
       assertThat(printed).contains("repository:").contains("demo-repository").contains("bundled demo");
       assertThat(printed).contains("budget:      3 models, 4 GiB");
       assertThat(printed).contains("iris/1").contains("mlp-small/2").contains("types/1");
       assertThat(server.awaitReady(Duration.ofSeconds(30))).isTrue();
       Http http = Http.to(server.port());
       assertThat(http.get("/v2/health/ready").status()).isEqualTo(200);
-      assertThat(http.post("/v2/repository/index", "").json()).hasSize(5);
+      assertThat(http.post("/v2/repository/index", "").json()).hasSize(6);
     }
   }
 
@@ -105,7 +110,7 @@ class ServeCommandTest {
     Path demo = dev.modelkeeper.onnx.demo.DemoRepository.materialize(cache.resolve("other"));
     try (ModelKeeperServer server = start(serve("--repository", demo.toString()))) {
       assertThat(out.toString()).contains("repository:  " + demo.toRealPath());
-      assertThat(server.repositoryModels()).hasSize(5);
+      assertThat(server.repositoryModels()).hasSize(6);
     }
   }
 
@@ -159,16 +164,18 @@ class ServeCommandTest {
 
   @Test
   void cli_withUnknownFlag_printsUsageAndFails() {
-    assertThat(failingRun("serve", "--bogus")).isEqualTo(2);
-    assertThat(err.toString()).contains("--bogus").contains("Usage: modelkeeper serve");
+    assertThat(failingRun("serve", "--frobnicate")).isEqualTo(2);
+    assertThat(err.toString()).contains("--frobnicate").contains("Usage: modelkeeper serve");
   }
 
   @Test
   void serveHelp_listsEveryDocumentedFlag() {
     assertThat(cli().execute("serve", "--help")).isZero();
     for (String flag :
-        List.of("--port", "--repository", "--cache-dir", "--max-models", "--max-bytes",
-            "--lifecycle-timeout", "--auth-token", "--preload", "--pin", "--idle-timeout")) {
+        List.of("--port", "--grpc-port", "--repository", "--cache-dir", "--max-models",
+            "--max-bytes", "--lifecycle-timeout", "--auth-token", "--preload", "--pin",
+            "--max-inflight-bytes", "--admission-timeout", "--body-read-timeout",
+            "--max-connections", "--allowed-origins", "--idle-timeout")) {
       assertThat(out.toString()).contains(flag);
     }
     assertThat(out.toString()).contains("MODELKEEPER_");

@@ -45,6 +45,8 @@ class SizesAndDurationsTest {
     assertThat(Durations.parse("PT1M30S")).isEqualTo(Duration.ofSeconds(90));
     assertThat(Durations.parse("45")).isEqualTo(Duration.ofSeconds(45));
     assertThat(Durations.parse("1.5s")).isEqualTo(Duration.ofMillis(1500));
+    assertThat(Durations.parse("250us")).isEqualTo(Duration.ofNanos(250_000));
+    assertThat(Durations.parse("0.5ms")).isEqualTo(Duration.ofNanos(500_000));
   }
 
   @Test

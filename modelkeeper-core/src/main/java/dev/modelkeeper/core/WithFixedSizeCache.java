@@ -2,6 +2,7 @@ package dev.modelkeeper.core;
 
 import static java.lang.System.Logger.Level.WARNING;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.HashMap;
@@ -54,13 +55,15 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
 
-  /** Resident, unloading and loading identifiers; guarded by {@link #lock}. */
+  /** Resident, unloading and loading identifiers. */
+  @GuardedBy("lock")
   private final Map<String, Slot> slots = new HashMap<>();
 
-  /** Guarded by {@link #lock}. */
+  @GuardedBy("lock")
   private long usedBytes;
 
-  /** Bumped on every change that may make room; guarded by {@link #lock}. */
+  /** Bumped on every change that may make room. */
+  @GuardedBy("lock")
   private long version;
 
   /** The manager's side: LRU order and eviction. */
@@ -199,7 +202,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   private void makeRoom(String id, long bytes) {
     if (options.maxBytes() > 0 && bytes > options.maxBytes()) {
       capacityRejections.increment();
-      throw new CapacityExceededException(
+      throw new ModelTooLargeException(
           "cannot load '"
               + id
               + "': it needs "
@@ -291,13 +294,13 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
   }
 
-  /** Guarded by {@link #lock}. */
+  @GuardedBy("lock")
   private boolean overBudget(int moreSlots, long moreBytes) {
     return slots.size() + moreSlots > options.maxSize()
         || (options.maxBytes() > 0 && usedBytes + moreBytes > options.maxBytes());
   }
 
-  /** Guarded by {@link #lock}. */
+  @GuardedBy("lock")
   private CapacityExceededException reject(String id, String why, long waitedNanos) {
     capacityRejections.increment();
     return new CapacityExceededException(
@@ -311,7 +314,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
             + ")");
   }
 
-  /** Guarded by {@link #lock}. */
+  @GuardedBy("lock")
   private String state() {
     long loading = slots.values().stream().filter(s -> s.loading).count();
     return "models "
@@ -335,7 +338,8 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
   }
 
-  /** Wakes every load waiting for room; guarded by {@link #lock}. */
+  /** Wakes every load waiting for room. */
+  @GuardedBy("lock")
   private void signalChangeLocked() {
     version++;
     changed.signalAll();

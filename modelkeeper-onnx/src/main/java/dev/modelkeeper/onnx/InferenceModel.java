@@ -29,6 +29,14 @@ public interface InferenceModel extends Model {
    */
   Map<String, Tensor> infer(Map<String, Tensor> inputs, Set<String> requestedOutputs);
 
+  /**
+   * The repository config the model was loaded with (its execution settings tell the server how
+   * to batch and run it); {@link ModelConfig#EMPTY} by default. Cheap, never blocks.
+   */
+  default ModelConfig config() {
+    return ModelConfig.EMPTY;
+  }
+
   /** Runs the model and returns every output. */
   default Map<String, Tensor> infer(Map<String, Tensor> inputs) {
     return infer(inputs, Set.of());

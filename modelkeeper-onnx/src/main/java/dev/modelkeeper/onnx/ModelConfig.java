@@ -1,48 +1,272 @@
 package dev.modelkeeper.onnx;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MapperFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.cfg.CoercionAction;
+import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import java.util.List;
 
 /**
  * The optional per-version {@code config.json} of a repository model. Immutable and thread-safe.
  *
- * <p>Format (every key optional, unknown keys ignored; at most 64 KiB):
+ * <p>Format (every key optional, unknown keys and {@code null} values ignored; at most 64 KiB):
  *
  * <pre>{@code
  * {
  *   "description": "Iris species classifier (multinomial logistic regression)",
  *   "labels": ["setosa", "versicolor", "virginica"],
- *   "expected_size_bytes": 1234
+ *   "expected_size_bytes": 1234,
+ *   "max_batch_size": 32,
+ *   "max_queue_delay": 500,
+ *   "preferred_batch_sizes": [8, 16],
+ *   "max_concurrency": 2,
+ *   "intra_op_threads": 1,
+ *   "inter_op_threads": 1
  * }
  * }</pre>
+ *
+ * <p>The last six keys are the model's {@link Execution} settings (see {@link #execution()}); each
+ * one left out (-1) takes the server-wide default, and is left out when written.
+ *
+ * <p>The file is data-bound to this record by Jackson: a new key is one more component with its
+ * {@code @JsonProperty} name (and its default in {@link #EMPTY}). Types are strict: no number is
+ * read as a string or the other way round.
  *
  * @param description a human-readable description, empty when none
  * @param labels class labels (index i names class i), empty when none
  * @param expectedSizeBytes the resident size to reserve before loading, or -1 when not given
+ * @param maxBatchSize see {@link Execution#maxBatchSize()}
+ * @param maxQueueDelayMicros see {@link Execution#maxQueueDelayMicros()}
+ * @param preferredBatchSizes see {@link Execution#preferredBatchSizes()}
+ * @param maxConcurrency see {@link Execution#maxConcurrency()}
+ * @param intraOpThreads see {@link Execution#intraOpThreads()}
+ * @param interOpThreads see {@link Execution#interOpThreads()}
  */
-public record ModelConfig(String description, List<String> labels, long expectedSizeBytes) {
+@JsonIgnoreProperties(ignoreUnknown = true)
+public record ModelConfig(
+    @JsonProperty("description") String description,
+    @JsonProperty("labels") List<String> labels,
+    @JsonProperty("expected_size_bytes") long expectedSizeBytes,
+    @JsonProperty("max_batch_size") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+        int maxBatchSize,
+    @JsonProperty("max_queue_delay") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+        long maxQueueDelayMicros,
+    @JsonProperty("preferred_batch_sizes") @JsonInclude(JsonInclude.Include.NON_EMPTY)
+        List<Integer> preferredBatchSizes,
+    @JsonProperty("max_concurrency") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+        int maxConcurrency,
+    @JsonProperty("intra_op_threads") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+        int intraOpThreads,
+    @JsonProperty("inter_op_threads") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+        int interOpThreads) {
 
   /** The file name of a version's config inside its folder. */
   public static final String FILE_NAME = "config.json";
 
-  /** A config with nothing in it. */
+  /** A config with nothing in it: the value of every key a file leaves out. */
   public static final ModelConfig EMPTY = new ModelConfig("", List.of(), -1);
 
+  /** For writing: a setting of -1 is left to the server and not written. */
+  private static final class Unset {
+    @Override
+    public boolean equals(Object value) {
+      return value instanceof Number && ((Number) value).longValue() == -1;
+    }
+
+    @Override
+    public int hashCode() {
+      return 0;
+    }
+  }
+
+  private static final ObjectMapper JSON = mapper();
+  private static final List<String> UNSET_WHEN_ABSENT =
+      List.of("max_batch_size", "max_queue_delay", "max_concurrency", "intra_op_threads",
+          "inter_op_threads");
+
+  /**
+   * Normalizes absent lists and strings to empty ones.
+   *
+   * @throws IllegalArgumentException when {@code expectedSizeBytes} is below -1
+   */
+  @JsonCreator
   public ModelConfig {
     description = description == null ? "" : description;
     labels = labels == null ? List.of() : List.copyOf(labels);
+    preferredBatchSizes = preferredBatchSizes == null ? List.of() : List.copyOf(preferredBatchSizes);
+    if (expectedSizeBytes < -1) {
+      throw new IllegalArgumentException(
+          "config key \"expected_size_bytes\" must be a non-negative integer, was "
+              + expectedSizeBytes);
+    }
+    new Execution( // checks the execution settings
+        maxBatchSize, maxQueueDelayMicros, preferredBatchSizes, maxConcurrency, intraOpThreads,
+        interOpThreads);
+  }
+
+  /** A config with the server's default execution settings. */
+  public ModelConfig(String description, List<String> labels, long expectedSizeBytes) {
+    this(description, labels, expectedSizeBytes, Execution.DEFAULTS);
+  }
+
+  /** A config with {@code execution}'s settings. */
+  public ModelConfig(
+      String description, List<String> labels, long expectedSizeBytes, Execution execution) {
+    this(
+        description,
+        labels,
+        expectedSizeBytes,
+        execution.maxBatchSize(),
+        execution.maxQueueDelayMicros(),
+        execution.preferredBatchSizes(),
+        execution.maxConcurrency(),
+        execution.intraOpThreads(),
+        execution.interOpThreads());
+  }
+
+  /** How the server batches and runs the model; {@link Execution#DEFAULTS} when none is set. */
+  public Execution execution() {
+    return new Execution(
+        maxBatchSize, maxQueueDelayMicros, preferredBatchSizes, maxConcurrency, intraOpThreads,
+        interOpThreads);
   }
 
   /**
-   * Parses the JSON text of a config file.
+   * How the server runs one model; every value of -1 (or an empty list) means "the server-wide
+   * default". Immutable and thread-safe.
    *
-   * @throws IllegalArgumentException when the text is not valid JSON or a key has the wrong type
+   * @param maxBatchSize the most rows one batched run concatenates ({@code max_batch_size}); 1
+   *     turns batching off for the model
+   * @param maxQueueDelayMicros how long the first request of a batch may wait for more rows, in
+   *     microseconds ({@code max_queue_delay}); 0 runs whatever has queued up at once
+   * @param preferredBatchSizes batch sizes that are run at once when reached, before the delay ends
+   *     ({@code preferred_batch_sizes})
+   * @param maxConcurrency the most runs of the model at once ({@code max_concurrency})
+   * @param intraOpThreads ONNX Runtime threads inside one operator ({@code intra_op_threads})
+   * @param interOpThreads ONNX Runtime threads across independent operators ({@code
+   *     inter_op_threads})
+   */
+  public record Execution(
+      int maxBatchSize,
+      long maxQueueDelayMicros,
+      List<Integer> preferredBatchSizes,
+      int maxConcurrency,
+      int intraOpThreads,
+      int interOpThreads) {
+
+    /** Every setting left to the server. */
+    public static final Execution DEFAULTS = new Execution(-1, -1, List.of(), -1, -1, -1);
+
+    /**
+     * @throws IllegalArgumentException when a value is below its minimum (1 for counts, 0 for the
+     *     delay) and not -1, or a preferred size is not positive
+     */
+    public Execution {
+      atLeast("max_batch_size", maxBatchSize, 1);
+      atLeast("max_queue_delay", maxQueueDelayMicros, 0);
+      atLeast("max_concurrency", maxConcurrency, 1);
+      atLeast("intra_op_threads", intraOpThreads, 1);
+      atLeast("inter_op_threads", interOpThreads, 1);
+      preferredBatchSizes = preferredBatchSizes == null ? List.of() : List.copyOf(preferredBatchSizes);
+      for (int size : preferredBatchSizes) {
+        if (size < 1) {
+          throw new IllegalArgumentException(
+              "config key \"preferred_batch_sizes\" must hold positive integers, has " + size);
+        }
+      }
+    }
+
+    private static void atLeast(String key, long value, long min) {
+      if (value != -1 && value < min) {
+        throw new IllegalArgumentException(
+            "config key \"" + key + "\" must be at least " + min + ", was " + value);
+      }
+    }
+  }
+
+  /**
+   * Parses the JSON text of a config file; keys it leaves out take their value from {@link #EMPTY}.
+   *
+   * @throws IllegalArgumentException when the text is not a JSON object or a key has the wrong type
    */
   public static ModelConfig parse(String json) {
-    return ModelConfigJson.parse(json);
+    try {
+      JsonNode given = JSON.readTree(json);
+      if (given == null || !given.isObject()) {
+        throw new IllegalArgumentException("config must be a JSON object");
+      }
+      ObjectNode merged = JSON.valueToTree(EMPTY);
+      for (String unset : UNSET_WHEN_ABSENT) { // EMPTY's -1 settings are not written
+        if (!merged.has(unset)) {
+          merged.put(unset, -1);
+        }
+      }
+      for (var e : given.properties()) {
+        if (!e.getValue().isNull()) {
+          merged.set(e.getKey(), e.getValue());
+        }
+      }
+      return JSON.treeToValue(merged, ModelConfig.class);
+    } catch (JsonParseException e) {
+      throw new IllegalArgumentException("config is not valid JSON: " + e.getOriginalMessage(), e);
+    } catch (JsonMappingException e) {
+      if (e.getCause() instanceof IllegalArgumentException) {
+        throw (IllegalArgumentException) e.getCause();
+      }
+      throw new IllegalArgumentException(
+          "config key \"" + path(e) + "\" has the wrong type: " + e.getOriginalMessage(), e);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("cannot read config: " + e.getOriginalMessage(), e);
+    }
   }
 
   /** This config as JSON text that {@link #parse} reads back. */
   public String toJson() {
-    return ModelConfigJson.write(this);
+    try {
+      return JSON.writeValueAsString(this) + "\n";
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot write " + this, e);
+    }
+  }
+
+  private static String path(JsonMappingException e) {
+    StringBuilder sb = new StringBuilder();
+    for (JsonMappingException.Reference r : e.getPath()) {
+      if (r.getFieldName() != null) {
+        sb.append(sb.length() == 0 ? "" : ".").append(r.getFieldName());
+      } else if (r.getIndex() >= 0) {
+        sb.append('[').append(r.getIndex()).append(']');
+      }
+    }
+    return sb.toString();
+  }
+
+  private static ObjectMapper mapper() {
+    ObjectMapper mapper =
+        JsonMapper.builder()
+            .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+            .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .enable(SerializationFeature.INDENT_OUTPUT)
+            .build();
+    mapper
+        .coercionConfigFor(LogicalType.Textual)
+        .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+        .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+        .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail);
+    return mapper;
   }
 }

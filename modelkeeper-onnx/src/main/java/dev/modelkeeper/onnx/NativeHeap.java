@@ -1,5 +1,6 @@
 package dev.modelkeeper.onnx;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.TimeUnit;
@@ -36,13 +37,13 @@ final class NativeHeap {
   private static final Object LOCK = new Object();
   private static final AtomicLong TRIMS = new AtomicLong();
 
-  // @GuardedBy("LOCK")
+  @GuardedBy("LOCK")
   private static boolean pending;
-  // @GuardedBy("LOCK")
+  @GuardedBy("LOCK")
   private static long firstRequestNanos;
-  // @GuardedBy("LOCK")
+  @GuardedBy("LOCK")
   private static long lastRequestNanos;
-  // @GuardedBy("LOCK")
+  @GuardedBy("LOCK")
   private static Thread worker;
 
   private static volatile boolean unavailable;

@@ -8,16 +8,10 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.TensorInfo;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotLoadedException;
 import java.io.IOException;
-import java.lang.reflect.Array;
-import java.nio.ByteBuffer;
-import java.nio.DoubleBuffer;
-import java.nio.FloatBuffer;
-import java.nio.IntBuffer;
-import java.nio.LongBuffer;
-import java.nio.ShortBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -45,23 +39,29 @@ public final class OnnxModel implements InferenceModel {
   private static final long TRIM_MIN_BYTES = 1 << 20;
 
   private final ModelMetadata metadata;
+  private final ModelConfig config;
   private final long sizeBytes;
   private final Map<String, TensorSpec> inputSpecs;
   private final Map<String, TensorSpec> outputSpecs;
   private final boolean trimOnClose;
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
-  // @GuardedBy("lock"): read under the read lock, set to null under the write lock
+  /** Read under the read lock, set to null under the write lock. */
+  @GuardedBy("lock")
   private OrtSession session;
+
+  @GuardedBy("lock")
   private OrtSession.SessionOptions sessionOptions;
 
   private OnnxModel(
       ModelMetadata metadata,
+      ModelConfig config,
       long sizeBytes,
       OrtSession session,
       OrtSession.SessionOptions sessionOptions,
       boolean trimOnClose) {
     this.metadata = metadata;
+    this.config = config;
     this.trimOnClose = trimOnClose;
     this.sizeBytes = sizeBytes;
     this.session = session;
@@ -95,9 +95,13 @@ public final class OnnxModel implements InferenceModel {
     OrtSession.SessionOptions opts = null;
     OrtSession session = null;
     try {
+      OnnxModelOptions threads = options.overriddenBy(config.execution());
       opts = new OrtSession.SessionOptions();
-      opts.setIntraOpNumThreads(options.intraOpThreads());
-      opts.setInterOpNumThreads(1);
+      opts.setIntraOpNumThreads(threads.intraOpThreads());
+      opts.setInterOpNumThreads(threads.interOpThreads());
+      if (threads.interOpThreads() > 1) { // inter-op threads only run in parallel mode
+        opts.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.PARALLEL);
+      }
       opts.setCPUArenaAllocator(options.cpuArena());
       opts.setMemoryPatternOptimization(options.cpuArena());
       session = env.createSession(modelFile.toString(), opts);
@@ -110,7 +114,7 @@ public final class OnnxModel implements InferenceModel {
               specs(id, session.getOutputInfo()),
               config.description(),
               config.labels());
-      return new OnnxModel(metadata, size, session, opts, options.trimNativeHeapOnClose());
+      return new OnnxModel(metadata, config, size, session, opts, options.trimNativeHeapOnClose());
     } catch (OrtException | RuntimeException e) {
       closeQuietly(session, opts);
       if (e instanceof ModelLoadException) {
@@ -123,6 +127,11 @@ public final class OnnxModel implements InferenceModel {
   @Override
   public ModelMetadata metadata() {
     return metadata;
+  }
+
+  @Override
+  public ModelConfig config() {
+    return config;
   }
 
   /** The size of the model file in bytes. */
@@ -145,7 +154,7 @@ public final class OnnxModel implements InferenceModel {
         throw new ModelNotLoadedException("model '" + metadata.id() + "' was unloaded");
       }
       for (Tensor t : inputs.values()) {
-        ortInputs.put(t.name(), toOrt(env, t));
+        ortInputs.put(t.name(), t.datatype().toOrt(env, t.data(), t.shape()));
       }
       try (OrtSession.Result result = s.run(ortInputs, new java.util.LinkedHashSet<>(outputs))) {
         Map<String, Tensor> out = new LinkedHashMap<>();
@@ -294,37 +303,6 @@ public final class OnnxModel implements InferenceModel {
 
   // ---- conversion -------------------------------------------------------------------------
 
-  private static OnnxTensor toOrt(OrtEnvironment env, Tensor t) throws OrtException {
-    long[] shape = t.shape();
-    switch (t.datatype()) {
-      case FP32:
-        return OnnxTensor.createTensor(env, FloatBuffer.wrap(t.floats()), shape);
-      case FP64:
-        return OnnxTensor.createTensor(env, DoubleBuffer.wrap(t.doubles()), shape);
-      case INT32:
-        return OnnxTensor.createTensor(env, IntBuffer.wrap(t.ints()), shape);
-      case INT64:
-        return OnnxTensor.createTensor(env, LongBuffer.wrap(t.longs()), shape);
-      case INT16:
-        return OnnxTensor.createTensor(env, ShortBuffer.wrap(t.shorts()), shape, OnnxJavaType.INT16);
-      case INT8:
-        return OnnxTensor.createTensor(env, ByteBuffer.wrap(t.bytes()), shape, OnnxJavaType.INT8);
-      case UINT8:
-        return OnnxTensor.createTensor(env, ByteBuffer.wrap(t.bytes()), shape, OnnxJavaType.UINT8);
-      case BOOL:
-        boolean[] b = t.booleans();
-        byte[] bytes = new byte[b.length];
-        for (int i = 0; i < b.length; i++) {
-          bytes[i] = (byte) (b[i] ? 1 : 0);
-        }
-        return OnnxTensor.createTensor(env, ByteBuffer.wrap(bytes), shape, OnnxJavaType.BOOL);
-      case BYTES:
-        return OnnxTensor.createTensor(env, t.strings(), shape);
-      default:
-        throw new AssertionError(t.datatype());
-    }
-  }
-
   private Tensor fromOrt(String name, OnnxValue value) throws OrtException {
     if (!(value instanceof OnnxTensor)) {
       throw new InferenceException(
@@ -333,72 +311,12 @@ public final class OnnxModel implements InferenceModel {
     }
     OnnxTensor t = (OnnxTensor) value;
     TensorInfo info = t.getInfo();
-    long[] shape = info.getShape();
-    switch (info.type) {
-      case FLOAT:
-        return Tensor.ofFloats(name, shape, drain(t.getFloatBuffer()));
-      case DOUBLE:
-        DoubleBuffer db = t.getDoubleBuffer();
-        double[] d = new double[db.remaining()];
-        db.get(d);
-        return Tensor.ofDoubles(name, shape, d);
-      case INT32:
-        IntBuffer ib = t.getIntBuffer();
-        int[] ints = new int[ib.remaining()];
-        ib.get(ints);
-        return Tensor.ofInts(name, shape, ints);
-      case INT64:
-        LongBuffer lb = t.getLongBuffer();
-        long[] longs = new long[lb.remaining()];
-        lb.get(longs);
-        return Tensor.ofLongs(name, shape, longs);
-      case INT16:
-        ShortBuffer sb = t.getShortBuffer();
-        short[] shorts = new short[sb.remaining()];
-        sb.get(shorts);
-        return Tensor.ofShorts(name, shape, shorts);
-      case INT8:
-        return Tensor.ofInt8(name, shape, bytes(t.getByteBuffer()));
-      case UINT8:
-        return Tensor.ofUint8(name, shape, bytes(t.getByteBuffer()));
-      case BOOL:
-        byte[] raw = bytes(t.getByteBuffer());
-        boolean[] bools = new boolean[raw.length];
-        for (int i = 0; i < raw.length; i++) {
-          bools[i] = raw[i] != 0;
-        }
-        return Tensor.ofBooleans(name, shape, bools);
-      case STRING:
-        List<Object> flat = new ArrayList<>();
-        flattenStrings(t.getValue(), flat);
-        return Tensor.ofStrings(name, shape, flat.toArray(new String[0]));
-      default:
-        throw new InferenceException(
-            "output '" + name + "' of '" + metadata.id() + "' has unsupported type " + info.type, null);
+    Datatype dt = Datatype.ofOrt(info.type);
+    if (dt == null) {
+      throw new InferenceException(
+          "output '" + name + "' of '" + metadata.id() + "' has unsupported type " + info.type, null);
     }
-  }
-
-  private static float[] drain(FloatBuffer fb) {
-    float[] f = new float[fb.remaining()];
-    fb.get(f);
-    return f;
-  }
-
-  private static byte[] bytes(ByteBuffer bb) {
-    byte[] b = new byte[bb.remaining()];
-    bb.get(b);
-    return b;
-  }
-
-  private static void flattenStrings(Object value, List<Object> out) {
-    if (value instanceof String) {
-      out.add(value);
-    } else if (value != null && value.getClass().isArray()) {
-      int n = Array.getLength(value);
-      for (int i = 0; i < n; i++) {
-        flattenStrings(Array.get(value, i), out);
-      }
-    }
+    return Tensor.of(name, dt, info.getShape(), dt.fromOrt(t));
   }
 
   private static List<TensorSpec> specs(String id, Map<String, NodeInfo> infos) {
@@ -415,29 +333,12 @@ public final class OnnxModel implements InferenceModel {
   }
 
   private static Datatype datatypeOf(String id, String name, OnnxJavaType type) {
-    switch (type) {
-      case FLOAT:
-        return Datatype.FP32;
-      case DOUBLE:
-        return Datatype.FP64;
-      case INT8:
-        return Datatype.INT8;
-      case UINT8:
-        return Datatype.UINT8;
-      case INT16:
-        return Datatype.INT16;
-      case INT32:
-        return Datatype.INT32;
-      case INT64:
-        return Datatype.INT64;
-      case BOOL:
-        return Datatype.BOOL;
-      case STRING:
-        return Datatype.BYTES;
-      default:
-        throw new ModelLoadException(
-            "model '" + id + "' tensor '" + name + "' has unsupported type " + type);
+    Datatype dt = Datatype.ofOrt(type);
+    if (dt == null) {
+      throw new ModelLoadException(
+          "model '" + id + "' tensor '" + name + "' has unsupported type " + type);
     }
+    return dt;
   }
 
   private static Map<String, TensorSpec> index(List<TensorSpec> specs) {

@@ -1,9 +1,6 @@
 package dev.modelkeeper.onnx;
 
 import java.lang.reflect.Array;
-import java.math.BigDecimal;
-import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -140,40 +137,7 @@ public final class Tensor {
     int n = flat.size();
     Object data = Array.newInstance(datatype.arrayType().getComponentType(), n);
     for (int i = 0; i < n; i++) {
-      Object v = flat.get(i);
-      switch (datatype) {
-        case BOOL:
-          ((boolean[]) data)[i] = asBoolean(name, i, v);
-          break;
-        case UINT8:
-          ((byte[]) data)[i] = (byte) asIntegral(name, datatype, i, v, 0, 255);
-          break;
-        case INT8:
-          ((byte[]) data)[i] = (byte) asIntegral(name, datatype, i, v, Byte.MIN_VALUE, Byte.MAX_VALUE);
-          break;
-        case INT16:
-          ((short[]) data)[i] =
-              (short) asIntegral(name, datatype, i, v, Short.MIN_VALUE, Short.MAX_VALUE);
-          break;
-        case INT32:
-          ((int[]) data)[i] =
-              (int) asIntegral(name, datatype, i, v, Integer.MIN_VALUE, Integer.MAX_VALUE);
-          break;
-        case INT64:
-          ((long[]) data)[i] = asIntegral(name, datatype, i, v, Long.MIN_VALUE, Long.MAX_VALUE);
-          break;
-        case FP32:
-          ((float[]) data)[i] = (float) asNumber(name, datatype, i, v).doubleValue();
-          break;
-        case FP64:
-          ((double[]) data)[i] = asNumber(name, datatype, i, v).doubleValue();
-          break;
-        case BYTES:
-          ((String[]) data)[i] = asString(name, i, v);
-          break;
-        default:
-          throw new AssertionError(datatype);
-      }
+      datatype.set(name, data, i, flat.get(i));
     }
     return of(name, datatype, shape, data);
   }
@@ -247,28 +211,7 @@ public final class Tensor {
    * String}.
    */
   public Object get(int index) {
-    switch (datatype) {
-      case BOOL:
-        return ((boolean[]) data)[index];
-      case UINT8:
-        return Byte.toUnsignedInt(((byte[]) data)[index]);
-      case INT8:
-        return (int) ((byte[]) data)[index];
-      case INT16:
-        return (int) ((short[]) data)[index];
-      case INT32:
-        return ((int[]) data)[index];
-      case INT64:
-        return ((long[]) data)[index];
-      case FP32:
-        return ((float[]) data)[index];
-      case FP64:
-        return ((double[]) data)[index];
-      case BYTES:
-        return ((String[]) data)[index];
-      default:
-        throw new AssertionError(datatype);
-    }
+    return datatype.box(data, index);
   }
 
   /** Every element in row-major order, boxed as by {@link #get(int)}; an unmodifiable list. */
@@ -368,61 +311,5 @@ public final class Tensor {
     } else {
       out.add(values);
     }
-  }
-
-  private static boolean asBoolean(String name, int i, Object v) {
-    if (v instanceof Boolean) {
-      return (Boolean) v;
-    }
-    throw new InvalidInputException(
-        "tensor '" + name + "' element " + i + " is " + describe(v) + ", expected a BOOL (true/false)");
-  }
-
-  private static Number asNumber(String name, Datatype dt, int i, Object v) {
-    if (v instanceof Number) {
-      return (Number) v;
-    }
-    throw new InvalidInputException(
-        "tensor '" + name + "' element " + i + " is " + describe(v) + ", expected a " + dt + " number");
-  }
-
-  private static long asIntegral(String name, Datatype dt, int i, Object v, long min, long max) {
-    Number n = asNumber(name, dt, i, v);
-    long value;
-    if (n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte) {
-      value = n.longValue();
-    } else {
-      BigDecimal d;
-      try {
-        d = n instanceof BigDecimal ? (BigDecimal) n
-            : n instanceof BigInteger ? new BigDecimal((BigInteger) n)
-            : new BigDecimal(n.toString());
-        value = d.longValueExact();
-      } catch (ArithmeticException | NumberFormatException e) {
-        throw new InvalidInputException(
-            "tensor '" + name + "' element " + i + " is " + n + ", expected an integral " + dt);
-      }
-    }
-    if (value < min || value > max) {
-      throw new InvalidInputException(
-          "tensor '" + name + "' element " + i + " is " + value + ", outside the " + dt + " range ["
-              + min + ", " + max + "]");
-    }
-    return value;
-  }
-
-  private static String asString(String name, int i, Object v) {
-    if (v instanceof String) {
-      return (String) v;
-    }
-    if (v instanceof byte[]) {
-      return new String((byte[]) v, StandardCharsets.UTF_8);
-    }
-    throw new InvalidInputException(
-        "tensor '" + name + "' element " + i + " is " + describe(v) + ", expected a BYTES string");
-  }
-
-  private static String describe(Object v) {
-    return v == null ? "null" : v.getClass().getSimpleName() + " " + v;
   }
 }

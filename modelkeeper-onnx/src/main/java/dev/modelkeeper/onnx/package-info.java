@@ -26,7 +26,7 @@
  * dev.modelkeeper.onnx.RepositoryModelRegistry} is the core {@code ModelRegistry} over a {@link
  * dev.modelkeeper.onnx.ModelRepository}: {@link dev.modelkeeper.onnx.LocalModelRepository} for a
  * folder, {@link dev.modelkeeper.onnx.remote.HttpModelRepository} for an HTTP store; {@link
- * dev.modelkeeper.onnx.ModelRepositories#open} picks one from a folder or URL. {@link
- * dev.modelkeeper.onnx.demo.DemoRepository#materialize} writes the demo repository.
+ * dev.modelkeeper.onnx.ModelRepositories#open} picks one from a folder or URL. The
+ * demo repository and the ONNX writer live in the {@code modelkeeper-demo} module.
  */
 package dev.modelkeeper.onnx;

@@ -162,4 +162,22 @@ class RepositoryRegistryTest {
     assertThatThrownBy(() -> ModelConfig.parse("{\"a\": 1,}")).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> ModelConfig.parse("[1]")).isInstanceOf(IllegalArgumentException.class);
   }
+
+  @Test
+  void configJson_executionSettings_parseAndRoundTrip() {
+    ModelConfig c =
+        ModelConfig.parse(
+            "{\"max_batch_size\": 32, \"max_queue_delay\": 500, \"preferred_batch_sizes\": [8, 16],"
+                + " \"max_concurrency\": 2, \"intra_op_threads\": 3, \"inter_op_threads\": 4}");
+    assertThat(c.execution())
+        .isEqualTo(new ModelConfig.Execution(32, 500, java.util.List.of(8, 16), 2, 3, 4));
+    assertThat(ModelConfig.parse(c.toJson())).isEqualTo(c);
+    assertThat(ModelConfig.parse("{}").execution()).isEqualTo(ModelConfig.Execution.DEFAULTS);
+    assertThatThrownBy(() -> ModelConfig.parse("{\"max_batch_size\": 0}"))
+        .hasMessageContaining("max_batch_size");
+    assertThatThrownBy(() -> ModelConfig.parse("{\"max_concurrency\": \"two\"}"))
+        .hasMessageContaining("max_concurrency");
+    assertThatThrownBy(() -> ModelConfig.parse("{\"preferred_batch_sizes\": [0]}"))
+        .hasMessageContaining("preferred_batch_sizes");
+  }
 }

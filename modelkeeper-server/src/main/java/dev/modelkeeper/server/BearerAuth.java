@@ -20,7 +20,11 @@ final class BearerAuth {
 
   /** Throws {@link UnauthorizedException} unless {@code ctx} carries the token. */
   void check(Context ctx) {
-    String header = ctx.header("Authorization");
+    check(ctx.header("Authorization"));
+  }
+
+  /** Throws {@link UnauthorizedException} unless {@code header} is {@code Bearer <token>}. */
+  void check(String header) {
     if (header == null || !header.regionMatches(true, 0, PREFIX, 0, PREFIX.length())) {
       throw new UnauthorizedException("this endpoint needs 'Authorization: Bearer <token>'");
     }

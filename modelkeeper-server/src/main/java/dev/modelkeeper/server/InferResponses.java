@@ -4,9 +4,14 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.onnx.TensorSpec;
+import dev.modelkeeper.onnx.InvalidInputException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * Writes Open Inference Protocol inference responses and model metadata, streaming typed tensor
@@ -22,24 +27,77 @@ final class InferResponses {
 
   /** The inference response: model name and version, the echoed id, and the outputs in order. */
   byte[] inferResponse(String modelName, String version, String id, Map<String, Tensor> outputs) {
-    return json.stream(
-        g -> {
-          g.writeStartObject();
-          g.writeStringField("model_name", modelName);
-          g.writeStringField("model_version", version);
-          if (id != null) {
-            g.writeStringField("id", id);
-          }
-          g.writeArrayFieldStart("outputs");
-          for (Tensor t : outputs.values()) {
-            writeTensor(g, t);
-          }
-          g.writeEndArray();
-          g.writeEndObject();
-        });
+    return json.stream(g -> writeHeader(g, modelName, version, id, outputs, t -> false));
   }
 
-  private static void writeTensor(JsonGenerator g, Tensor t) throws IOException {
+  /**
+   * The response to {@code result}: all JSON, or, when the request asked for any output in
+   * binary form, the JSON header followed by those outputs' bytes in output order, with the
+   * header's length in {@code Inference-Header-Content-Length}.
+   */
+  HttpResult inferResponse(InferenceService.Result result) {
+    InferRequest request = result.request();
+    Map<String, Tensor> outputs = result.outcome().outputs();
+    long binarySize = 0;
+    for (Tensor t : outputs.values()) {
+      if (request.binaryOutput(t.name())) {
+        binarySize += t.datatype().binarySize(t.data());
+      }
+    }
+    byte[] header =
+        json.stream(
+            g ->
+                writeHeader(
+                    g,
+                    result.modelName(),
+                    result.outcome().version(),
+                    request.id(),
+                    outputs,
+                    t -> request.binaryOutput(t.name())));
+    if (binarySize == 0 && outputs.values().stream().noneMatch(t -> request.binaryOutput(t.name()))) {
+      return HttpResult.json(200, header);
+    }
+    if (header.length + binarySize > Integer.MAX_VALUE - 8) {
+      throw new InvalidInputException("the outputs are too large for one response");
+    }
+    byte[] body = Arrays.copyOf(header, (int) (header.length + binarySize));
+    ByteBuffer out = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+    out.position(header.length);
+    for (Tensor t : outputs.values()) {
+      if (request.binaryOutput(t.name())) {
+        t.datatype().toBinary(t.data(), out);
+      }
+    }
+    return new HttpResult(
+        200,
+        "application/octet-stream",
+        body,
+        Map.of(OipRoutes.HEADER_LENGTH, Integer.toString(header.length)));
+  }
+
+  private static void writeHeader(
+      JsonGenerator g,
+      String modelName,
+      String version,
+      String id,
+      Map<String, Tensor> outputs,
+      Predicate<Tensor> binary)
+      throws IOException {
+    g.writeStartObject();
+    g.writeStringField("model_name", modelName);
+    g.writeStringField("model_version", version);
+    if (id != null) {
+      g.writeStringField("id", id);
+    }
+    g.writeArrayFieldStart("outputs");
+    for (Tensor t : outputs.values()) {
+      writeTensor(g, t, binary.test(t));
+    }
+    g.writeEndArray();
+    g.writeEndObject();
+  }
+
+  private static void writeTensor(JsonGenerator g, Tensor t, boolean binary) throws IOException {
     g.writeStartObject();
     g.writeStringField("name", t.name());
     g.writeStringField("datatype", t.datatype().oipName());
@@ -48,62 +106,16 @@ final class InferResponses {
       g.writeNumber(d);
     }
     g.writeEndArray();
-    g.writeArrayFieldStart("data");
-    writeData(g, t);
-    g.writeEndArray();
-    g.writeEndObject();
-  }
-
-  private static void writeData(JsonGenerator g, Tensor t) throws IOException {
-    switch (t.datatype()) {
-      case FP32:
-        for (float f : t.floats()) {
-          g.writeNumber(f);
-        }
-        break;
-      case FP64:
-        for (double d : t.doubles()) {
-          g.writeNumber(d);
-        }
-        break;
-      case INT8:
-        for (byte b : t.bytes()) {
-          g.writeNumber(b);
-        }
-        break;
-      case UINT8:
-        for (byte b : t.bytes()) {
-          g.writeNumber(Byte.toUnsignedInt(b));
-        }
-        break;
-      case INT16:
-        for (short s : t.shorts()) {
-          g.writeNumber(s);
-        }
-        break;
-      case INT32:
-        for (int v : t.ints()) {
-          g.writeNumber(v);
-        }
-        break;
-      case INT64:
-        for (long v : t.longs()) {
-          g.writeNumber(v);
-        }
-        break;
-      case BOOL:
-        for (boolean b : t.booleans()) {
-          g.writeBoolean(b);
-        }
-        break;
-      case BYTES:
-        for (String s : t.strings()) {
-          g.writeString(s);
-        }
-        break;
-      default:
-        throw new IllegalStateException("cannot write datatype " + t.datatype());
+    if (binary) {
+      g.writeObjectFieldStart("parameters");
+      g.writeNumberField("binary_data_size", t.datatype().binarySize(t.data()));
+      g.writeEndObject();
+    } else {
+      g.writeArrayFieldStart("data");
+      JsonElements.of(t.datatype()).write(g, t);
+      g.writeEndArray();
     }
+    g.writeEndObject();
   }
 
   /** The model metadata response of the Open Inference Protocol. */

@@ -2,6 +2,7 @@ package dev.modelkeeper.server;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
@@ -11,6 +12,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 
 /**
@@ -32,6 +34,7 @@ final class Json {
                     .maxNestingDepth(MAX_NESTING)
                     .maxNumberLength(400)
                     .build())
+            .enable(com.fasterxml.jackson.core.StreamReadFeature.USE_FAST_DOUBLE_PARSER)
             .build();
     this.mapper =
         new ObjectMapper(factory)
@@ -45,20 +48,54 @@ final class Json {
    * @throws BadRequestException when the body is empty or not valid JSON
    */
   JsonNode read(byte[] body) {
-    if (body == null || body.length == 0) {
+    return read(body, 0, body == null ? 0 : body.length);
+  }
+
+  /** As {@link #read(byte[])} for the {@code length} bytes of {@code body} from {@code offset}. */
+  JsonNode read(byte[] body, int offset, int length) {
+    if (body == null || length == 0) {
       throw new BadRequestException("request body is empty; expected a JSON object");
     }
     try {
-      JsonNode node = mapper.readTree(body);
+      JsonNode node = mapper.readTree(body, offset, length);
       if (node == null || node.isMissingNode()) {
         throw new BadRequestException("request body is empty; expected a JSON object");
       }
       return node;
     } catch (JsonProcessingException e) {
-      throw new BadRequestException("malformed JSON: " + e.getOriginalMessage());
+      throw new BadRequestException(describe(e));
     } catch (IOException e) {
-      throw new BadRequestException("cannot read the request body: " + e.getMessage(), e);
+      throw new BadRequestException("cannot read the request body", e);
     }
+  }
+
+  /** A streaming parser over {@code body}, with the same limits as {@link #read}. */
+  JsonParser parser(InputStream body) throws IOException {
+    return mapper.getFactory().createParser(body);
+  }
+
+  /**
+   * What is wrong with a document, for a client: the parser's own words and where, without the
+   * names of library classes or options that some of its messages carry.
+   */
+  static String describe(JsonProcessingException e) {
+    String m = e.getOriginalMessage() == null ? "unreadable input" : e.getOriginalMessage();
+    int tick = m.indexOf('`');
+    if (tick >= 0) {
+      m = m.substring(0, tick).replaceAll("[\\s(,:;]*(enable|from|bound as)?[\\s(,:;]*$", "");
+      long open = m.chars().filter(c -> c == '(').count();
+      long close = m.chars().filter(c -> c == ')').count();
+      if (open > close) {
+        m = m + ")";
+      }
+    }
+    if (m.length() > 200) {
+      m = m.substring(0, 200) + "...";
+    }
+    JsonLocation where = e.getLocation();
+    return where == null || where.getLineNr() < 0
+        ? "malformed JSON: " + m
+        : "malformed JSON at line " + where.getLineNr() + ", column " + where.getColumnNr() + ": " + m;
   }
 
   /** Parses a body that may be empty (an empty body reads as an empty object). */
@@ -72,6 +109,24 @@ final class Json {
       }
     }
     return mapper.createObjectNode();
+  }
+
+  /**
+   * Checks that a JSON endpoint's body may be JSON: {@code application/json} (any parameters), no
+   * content type at all, or {@code application/x-www-form-urlencoded}, which is what {@code curl
+   * -d} sends when not told otherwise.
+   *
+   * @throws UnsupportedMediaTypeException for any other type
+   */
+  static void checkContentType(String contentType) {
+    if (contentType == null || contentType.isBlank()) {
+      return;
+    }
+    String type = contentType.split(";", 2)[0].trim().toLowerCase(java.util.Locale.ROOT);
+    if (!type.equals("application/json") && !type.equals("application/x-www-form-urlencoded")) {
+      throw new UnsupportedMediaTypeException(
+          "Content-Type '" + contentType + "' is not accepted here; send application/json");
+    }
   }
 
   ObjectNode object() {

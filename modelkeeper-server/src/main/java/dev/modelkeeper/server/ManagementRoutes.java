@@ -23,8 +23,16 @@ import java.util.Set;
  * <p>A {@code model_id} is {@code name} (its highest version) or {@code name/version}; models are
  * registered as {@code name/version} unless {@code model_id_alias} names them. An alias stays
  * known (and loads on demand) until it is removed or cleared.
+ *
+ * <p>{@code /model/add} and {@code /model/remove} also take the model from an {@value
+ * #MODEL_HEADER} header, so a proxy can route them by model without reading the body: the header
+ * alone names the {@code model_id} (the body may then be empty); with both, the header must name
+ * the body's {@code model_id} or its {@code model_id_alias} (the name clients will call), else 400.
  */
 final class ManagementRoutes {
+
+  /** The request header that may name the model of an add or remove. */
+  static final String MODEL_HEADER = "X-Model-Id";
 
   private final ModelManager manager;
   private final WithFixedSizeCache budget;
@@ -55,10 +63,11 @@ final class ManagementRoutes {
   }
 
   private void add(Context ctx) {
-    JsonNode body = json.read(ctx.bodyAsBytes());
-    String modelId = text(body, "model_id", true);
-    String apiKey = text(body, "api_key", false);
+    Json.checkContentType(ctx.contentType());
+    JsonNode body = body(ctx);
     String alias = text(body, "model_id_alias", false);
+    String modelId = modelId(ctx, body, alias);
+    String apiKey = text(body, "api_key", false);
     runner.submit(
         ctx,
         () -> {
@@ -89,8 +98,8 @@ final class ManagementRoutes {
   }
 
   private void remove(Context ctx) {
-    JsonNode body = json.read(ctx.bodyAsBytes());
-    String modelId = text(body, "model_id", true);
+    Json.checkContentType(ctx.contentType());
+    String modelId = modelId(ctx, body(ctx), null);
     runner.submit(
         ctx,
         () -> {
@@ -175,6 +184,33 @@ final class ManagementRoutes {
     out.put("max_models", budget.options().maxSize());
     out.put("max_bytes", budget.options().maxBytes());
     HttpResult.json(200, json.write(out)).writeTo(ctx);
+  }
+
+  /** The JSON body; an empty body is an empty object when the model header names the model. */
+  private JsonNode body(Context ctx) {
+    byte[] bytes = ctx.bodyAsBytes();
+    if (bytes.length == 0 && ctx.header(MODEL_HEADER) != null) {
+      return json.object();
+    }
+    return json.read(bytes);
+  }
+
+  /** The {@code model_id} from the body or the model header, checking that the two agree. */
+  private static String modelId(Context ctx, JsonNode body, String alias) {
+    String header = ctx.header(MODEL_HEADER);
+    if (header != null && header.isBlank()) {
+      throw new BadRequestException("'" + MODEL_HEADER + "' must not be empty");
+    }
+    String inBody = text(body, "model_id", header == null);
+    if (inBody == null) {
+      return header.trim();
+    }
+    if (header != null && !header.trim().equals(inBody) && !header.trim().equals(alias)) {
+      throw new BadRequestException(
+          "'" + MODEL_HEADER + ": " + header.trim() + "' names neither 'model_id' nor"
+              + " 'model_id_alias' of the body");
+    }
+    return inBody;
   }
 
   private static String text(JsonNode body, String field, boolean required) {

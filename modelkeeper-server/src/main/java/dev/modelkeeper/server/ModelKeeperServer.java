@@ -5,23 +5,28 @@ import dev.modelkeeper.core.CacheOptions;
 import dev.modelkeeper.core.ManagerOptions;
 import dev.modelkeeper.core.ModelKeeperException;
 import dev.modelkeeper.core.ModelManager;
+import dev.modelkeeper.core.ModelRegistry;
 import dev.modelkeeper.core.Ticker;
 import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
 import io.javalin.http.HttpResponseException;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The ModelKeeper HTTP server: the Open Inference Protocol, its repository extension, the
@@ -33,24 +38,40 @@ import org.slf4j.LoggerFactory;
  * down gracefully: it stops accepting connections, lets in-flight requests finish (bounded by the
  * shutdown timeout), then unloads every model.
  *
- * <p>Threads: HTTP requests arrive on Jetty's threads; anything that may load, run or unload a
- * model runs on the server's worker pool ({@link ServerConfig#workerThreads()}), bounded by the
- * request timeout.
+ * <p>Threads: HTTP requests arrive on Jetty's threads; request decoding and anything that may
+ * load or unload a model runs on the server's worker pool ({@link ServerConfig#workerThreads()}),
+ * bounded by the request timeout; inference is queued on its model's own executor ({@link
+ * ModelExecutors}: a bounded queue, a concurrency limit and dynamic batching per model).
  */
 public final class ModelKeeperServer implements AutoCloseable {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ModelKeeperServer.class);
+  private static final System.Logger LOG = System.getLogger(ModelKeeperServer.class.getName());
   private static final long IDLE_CONNECTION_SHUTDOWN_MILLIS = 100;
+  private static final Duration BROKEN_BODY_LOG_INTERVAL = Duration.ofSeconds(10);
+  /** How long before the shutdown timeout requests still running are answered 503. */
+  private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
 
   private final ServerConfig config;
   private final WithFixedSizeCache manager;
   private final ModelResolver resolver;
   private final ServerMetrics metrics;
   private final RequestRunner runner;
+  private final ModelExecutors executors;
   private final ServerState state = new ServerState();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Map<String, ModelTarget> startupModels;
   private final Javalin app;
+  private final InferenceService inference;
+  private final GrpcEndpoint.Service grpcService;
+  private final BearerAuth auth;
+  private final ErrorMapper errors;
+  private volatile GrpcEndpoint grpc;
+  private final ScheduledExecutorService timer;
+  private final InflightBytes inflight;
+  private final BodyIntake intake;
+  private final GracefulHandler graceful = new GracefulHandler();
+  private final java.util.concurrent.atomic.AtomicReference<ServerConnector> connector =
+      new java.util.concurrent.atomic.AtomicReference<>();
 
   private ModelKeeperServer(ServerConfig config) {
     this.config = config;
@@ -59,7 +80,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.resolver = new ModelResolver(config.repository(), Ticker.system());
     BaseModelManager base =
         new BaseModelManager(
-            resolver.registry(config.registry()),
+            resolver.registry(refusingLoadsWhenStopping(config.registry())),
             ManagerOptions.builder()
                 .lifecycleTimeout(config.lifecycleTimeout())
                 .drainTimeout(config.drainTimeout())
@@ -78,17 +99,38 @@ public final class ModelKeeperServer implements AutoCloseable {
     manager.addListener(events);
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
+    this.timer = timer();
+    this.inflight = new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
+    metrics.watch(inflight);
+    this.intake =
+        new BodyIntake(
+            config.maxRequestBytes(),
+            config.bodyReadTimeout(),
+            inflight,
+            timer,
+            errors,
+            metrics,
+            new RateLimitedLog(LOG, BROKEN_BODY_LOG_INTERVAL));
+    OriginGuard origins = new OriginGuard(config.allowedOrigins(), errors);
     this.startupModels = startupModels(config);
     for (String pin : config.pin()) {
       manager.pin(startupModels.get(pin).key());
     }
     this.runner = new RequestRunner(config.workerThreads(), config.requestTimeout(), errors);
-    TensorCodec codec = new TensorCodec();
+    InferRequestDecoder decoder = new InferRequestDecoder(json);
     RequestIds requestIds = new RequestIds();
     BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
+    this.executors = ModelExecutors.create(manager, config, metrics);
+    this.inference =
+        new InferenceService(manager, resolver, metrics)
+            .withExecution(executors.execution(), config.requestTimeout());
     OipRoutes oip =
-        new OipRoutes(manager, resolver, events, metrics, codec, json, runner, state);
+        new OipRoutes(manager, resolver, events, metrics, decoder, json, runner, state, inference);
     RepositoryRoutes repository = new RepositoryRoutes(manager, resolver, events, json, runner);
+    this.grpcService =
+        new GrpcEndpoint.Service(oip, repository, inference, runner, errors, state, inflight);
+    this.auth = auth;
+    this.errors = errors;
     ManagementRoutes management = new ManagementRoutes(manager, resolver, events, json, runner);
     this.app =
         Javalin.create(
@@ -101,7 +143,10 @@ public final class ModelKeeperServer implements AutoCloseable {
               c.jetty.modifyServer(
                   server -> {
                     server.setStopTimeout(config.shutdownTimeout().toMillis());
-                    server.insertHandler(new GracefulHandler());
+                    // request order: graceful shutdown, origin check, body intake, routes
+                    server.insertHandler(intake);
+                    server.insertHandler(origins);
+                    server.insertHandler(graceful);
                     server.setErrorHandler(new JsonErrorHandler(json));
                   });
               c.jetty.modifyServletContextHandler(
@@ -115,6 +160,9 @@ public final class ModelKeeperServer implements AutoCloseable {
                     // on shutdown, idle keep-alive connections close after this; requests in
                     // flight are waited for up to the stop timeout regardless
                     connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
+                    connector.addBean(new NetworkConnectionLimit(config.maxConnections(), connector));
+                    connector.addBean(new HeaderDeadline(config.bodyReadTimeout(), timer, metrics));
+                    this.connector.set(connector);
                     return connector;
                   });
               c.requestLogger.http(
@@ -168,9 +216,28 @@ public final class ModelKeeperServer implements AutoCloseable {
       server.app.start();
     } catch (RuntimeException e) {
       server.runner.shutdown(Duration.ZERO);
+      server.executors.shutdown(Duration.ZERO);
+      server.timer.shutdownNow();
       throw new InvalidConfigException(
           "port",
           "cannot listen on " + config.host() + ":" + config.port() + ": " + rootMessage(e));
+    }
+    if (config.grpcPort() != ServerConfig.GRPC_OFF) {
+      try {
+        server.grpc =
+            GrpcEndpoint.start(
+                config.host(),
+                config.grpcPort(),
+                (int) Math.min(Integer.MAX_VALUE, config.maxRequestBytes()),
+                server.grpcService,
+                server.auth,
+                server.errors);
+      } catch (java.io.IOException | RuntimeException e) {
+        server.close();
+        throw new InvalidConfigException(
+            "grpc-port",
+            "cannot listen on " + config.host() + ":" + config.grpcPort() + ": " + rootMessage(e));
+      }
     }
     server.preload();
     return server;
@@ -210,9 +277,9 @@ public final class ModelKeeperServer implements AutoCloseable {
                 }
                 try {
                   manager.addModel(t.modelId(), null, t.alias());
-                  LOG.info("preloaded {}", t.key());
+                  LOG.log(Level.INFO, "preloaded {0}", t.key());
                 } catch (RuntimeException e) {
-                  LOG.error("preloading {} failed; it will load on demand", t.key(), e);
+                  LOG.log(Level.ERROR, "preloading " + t.key() + " failed; it will load on demand", e);
                 }
               }
             })
@@ -222,6 +289,12 @@ public final class ModelKeeperServer implements AutoCloseable {
   /** The bound port (the chosen one when the config asked for port 0). */
   public int port() {
     return app.port();
+  }
+
+  /** The bound gRPC port, or {@link ServerConfig#GRPC_OFF} when gRPC is off. */
+  public int grpcPort() {
+    GrpcEndpoint g = grpc;
+    return g == null ? ServerConfig.GRPC_OFF : g.port();
   }
 
   /** The base URL clients use, e.g. {@code http://localhost:8000}. */
@@ -261,29 +334,109 @@ public final class ModelKeeperServer implements AutoCloseable {
   }
 
   /**
-   * Stops gracefully: refuses new connections, lets in-flight requests finish for up to the
-   * shutdown timeout, waits for background work, then unloads every model. Idempotent.
+   * Stops gracefully within the shutdown timeout, used once: readiness turns false, new requests
+   * are refused (503), requests in flight may finish until shortly before the timeout, then those
+   * still running are answered 503; the connectors close, background work gets what is left of the
+   * timeout, and every model is unloaded. Idempotent.
    */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    long deadline = System.nanoTime() + config.shutdownTimeout().toNanos();
     state.stopping();
+    GrpcEndpoint g = grpc;
+    if (g != null) {
+      g.stopAccepting();
+    }
+    // bodies still arriving cannot be served any more: answer them now, before the connectors close
+    intake.abortAll(new UnavailableException("the server is shutting down", Duration.ofSeconds(1)));
+    long grace = config.shutdownTimeout().toNanos();
+    long answerAt = grace - Math.min(ANSWER_MARGIN.toNanos(), grace / 4);
+    ScheduledFuture<?> answerRest =
+        timer.schedule(
+            () -> {
+              UnavailableException stopping =
+                  new UnavailableException("the server is shutting down", Duration.ofSeconds(1));
+              intake.abortAll(stopping);
+              runner.answerPending(stopping);
+            },
+            answerAt,
+            TimeUnit.NANOSECONDS);
+    // stop accepting connections; on those open, refuse new requests (503) and wait for those in
+    // flight before the connectors stop: stopping closes connections idle for a moment, and a
+    // request waiting for its model looks idle
+    ServerConnector listening = connector.get();
+    if (listening != null) {
+      listening.setAccepting(false);
+      listening.close();
+    }
+    try {
+      graceful.shutdown().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+      LOG.log(Level.WARNING, "some requests were still in flight after {0}", config.shutdownTimeout());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     try {
       app.stop();
     } catch (RuntimeException e) {
-      LOG.warn("the HTTP server did not stop cleanly", e);
+      LOG.log(Level.WARNING, "the HTTP server did not stop cleanly: {0}", rootMessage(e));
     }
-    if (!runner.shutdown(config.shutdownTimeout())) {
-      LOG.warn("some model operations were still running after {}", config.shutdownTimeout());
+    if (g != null) {
+      g.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
     }
+    answerRest.cancel(false);
+    Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    if (!runner.shutdown(left)) {
+      LOG.log(Level.WARNING, "some model operations were still running after {0}", config.shutdownTimeout());
+    }
+    if (!executors.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+      LOG.log(
+          Level.WARNING,
+          "some inferences were still queued or running after {0}",
+          config.shutdownTimeout());
+    }
+    timer.shutdownNow();
     try {
       manager.clear();
     } catch (RuntimeException e) {
-      LOG.warn("some models failed to unload", e);
+      LOG.log(Level.WARNING, "some models failed to unload", e);
     }
     metrics.close();
+  }
+
+  /**
+   * {@code registry}, except that no load starts once the server is stopping (the runtime may not
+   * even initialise during JVM shutdown): such requests are answered 503.
+   */
+  private ModelRegistry refusingLoadsWhenStopping(ModelRegistry registry) {
+    return (modelId, apiKey) -> {
+      if (state.phase() == ServerState.Phase.STOPPING) {
+        throw new UnavailableException(
+            "the server is shutting down: no model loads start any more", Duration.ofSeconds(1));
+      }
+      return registry.getModel(modelId, apiKey);
+    };
+  }
+
+  private static ScheduledExecutorService timer() {
+    ScheduledThreadPoolExecutor t =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread thread = new Thread(r, "modelkeeper-timer");
+              thread.setDaemon(true);
+              return thread;
+            });
+    t.setRemoveOnCancelPolicy(true);
+    return t;
+  }
+
+  /** Bytes of request bodies and decoded tensors held now (the in-flight budget in use). */
+  long inflightBytes() {
+    return inflight.inUse();
   }
 
   private static String rootMessage(Throwable e) {

@@ -116,10 +116,15 @@ final class ModelResolver {
    * alias is new and false when it already named that target.
    *
    * @throws dev.modelkeeper.onnx.InvalidModelIdException when the alias is not a plain model name
-   * @throws ConflictException when the alias already names another model
+   * @throws ConflictException when the alias already names another model, or is the name of a
+   *     repository model (requests for that name would run the alias's target instead)
    */
   boolean putAlias(String alias, String targetId) {
     new ModelId(alias, null);
+    if (!versions(alias).isEmpty()) {
+      throw new ConflictException(
+          "alias '" + alias + "' is the name of a repository model; choose another alias");
+    }
     String before = aliases.putIfAbsent(alias, targetId);
     if (before != null && !before.equals(targetId)) {
       throw new ConflictException(

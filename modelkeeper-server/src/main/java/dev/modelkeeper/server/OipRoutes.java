@@ -5,12 +5,9 @@ import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.ModelState;
-import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.ModelMetadata;
-import dev.modelkeeper.onnx.Tensor;
 import io.javalin.http.Context;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The Open Inference Protocol REST endpoints: health, server and model metadata, model readiness
@@ -25,34 +22,43 @@ final class OipRoutes {
 
   static final String SERVER_NAME = "modelkeeper";
 
+  /** The binary tensor data extension's header: the length of the JSON part of a body. */
+  static final String HEADER_LENGTH = "Inference-Header-Content-Length";
+
+  /** The protocol extensions this server implements, as {@code GET /v2} and gRPC list them. */
+  static final List<String> EXTENSIONS = List.of("model_repository", "binary_tensor_data");
+
   private final ModelManager manager;
   private final ModelResolver resolver;
   private final ModelEvents events;
   private final ServerMetrics metrics;
-  private final TensorCodec codec;
+  private final InferRequestDecoder decoder;
   private final InferResponses responses;
   private final Json json;
   private final RequestRunner runner;
   private final ServerState state;
+  private final InferenceService inference;
 
   OipRoutes(
       ModelManager manager,
       ModelResolver resolver,
       ModelEvents events,
       ServerMetrics metrics,
-      TensorCodec codec,
+      InferRequestDecoder decoder,
       Json json,
       RequestRunner runner,
-      ServerState state) {
+      ServerState state,
+      InferenceService inference) {
     this.manager = manager;
     this.resolver = resolver;
     this.events = events;
     this.metrics = metrics;
-    this.codec = codec;
+    this.decoder = decoder;
     this.responses = new InferResponses(json);
     this.json = json;
     this.runner = runner;
     this.state = state;
+    this.inference = inference;
   }
 
   void register(Routes routes) {
@@ -94,7 +100,7 @@ final class OipRoutes {
     ObjectNode body = json.object();
     body.put("name", SERVER_NAME);
     body.put("version", ServerVersion.get());
-    body.putArray("extensions").add("model_repository");
+    EXTENSIONS.forEach(body.putArray("extensions")::add);
     HttpResult.json(200, json.write(body)).writeTo(ctx);
   }
 
@@ -103,34 +109,38 @@ final class OipRoutes {
     runner.submit(
         ctx,
         () -> {
-          ModelTarget t = resolver.resolveKnown(name, version);
-          ModelMetadata md = events.metadata(t.key());
-          if (md == null) {
-            try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-              md = inferenceModel(lease).metadata();
-            }
-          }
-          List<String> versions =
-              version != null || t.alias() != null ? List.of(t.version()) : resolver.versions(name);
-          return HttpResult.json(200, responses.metadata(name, versions, md));
+          ModelInfo info = modelInfo(name, version);
+          return HttpResult.json(200, responses.metadata(name, info.versions(), info.metadata()));
         });
+  }
+
+  /**
+   * A model's versions and metadata.
+   *
+   * @param versions the versions the name offers (the one asked for when a version was given)
+   * @param metadata the metadata of the resolved version
+   */
+  record ModelInfo(List<String> versions, ModelMetadata metadata) {}
+
+  /** The metadata of {@code name} (and {@code version}, or null); may load the model. */
+  ModelInfo modelInfo(String name, String version) {
+    ModelTarget t = resolver.resolveKnown(name, version);
+    ModelMetadata md = events.metadata(t.key());
+    if (md == null) {
+      try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
+        md = InferenceService.inferenceModel(lease).metadata();
+      }
+    }
+    List<String> versions =
+        version != null || t.alias() != null ? List.of(t.version()) : resolver.versions(name);
+    return new ModelInfo(versions, md);
   }
 
   private void modelReady(Context ctx, String version) {
     ModelTarget t = resolver.resolveKnown(ctx.pathParam("model"), version);
-    ModelState s = null;
-    for (ModelDescription d : manager.describeModels()) {
-      if (d.modelId().equals(t.key())) {
-        s = d.state();
-      }
-    }
-    if (s != ModelState.READY) {
-      throw new NotReadyException(
-          "model '"
-              + t.key()
-              + "' is not ready ("
-              + (s == null ? events.reason(t.key()) : s.name())
-              + ")");
+    String notReady = notReadyReason(t);
+    if (notReady != null) {
+      throw new NotReadyException("model '" + t.key() + "' is not ready (" + notReady + ")");
     }
     ObjectNode body = json.object();
     body.put("name", t.name());
@@ -139,34 +149,62 @@ final class OipRoutes {
     HttpResult.json(200, json.write(body)).writeTo(ctx);
   }
 
+  /** Null when {@code name} is resident and READY, otherwise why not. */
+  String notReadyReason(String name, String version) {
+    return notReadyReason(resolver.resolveKnown(name, version));
+  }
+
+  private String notReadyReason(ModelTarget t) {
+    ModelState s = null;
+    for (ModelDescription d : manager.describeModels()) {
+      if (d.modelId().equals(t.key())) {
+        s = d.state();
+      }
+    }
+    if (s == ModelState.READY) {
+      return null;
+    }
+    return s == null ? events.reason(t.key()) : s.name();
+  }
+
+  /**
+   * Inference: resolve the model, decode the body (its tensors admitted into the in-flight budget
+   * as they are decoded; a JSON header and binary tensor data after it when {@value
+   * #HEADER_LENGTH} is given), then the transport-neutral {@link InferenceService}, then encode.
+   */
   private void infer(Context ctx, String version) {
     String name = ctx.pathParam("model");
-    byte[] body = ctx.bodyAsBytes();
-    runner.submit(
+    long headerLength = headerLength(ctx.header(HEADER_LENGTH));
+    if (headerLength < 0) {
+      Json.checkContentType(ctx.contentType());
+    }
+    RequestBody body = RequestBody.of(ctx);
+    runner.submitAsync(
         ctx,
-        () -> {
-          ModelTarget t = resolver.resolve(name, version);
-          InferRequest request = codec.parseInfer(json.read(body));
-          Map<String, Tensor> outputs;
-          String loadedVersion;
-          try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-            InferenceModel model = inferenceModel(lease);
-            long start = System.nanoTime();
-            outputs = model.infer(request.inputs(), request.outputs());
-            metrics.inference(t.key(), System.nanoTime() - start);
-            loadedVersion = model.metadata().version();
-          }
-          return HttpResult.json(
-              200, responses.inferResponse(name, loadedVersion, request.id(), outputs));
+        deadline -> {
+          ModelTarget target = resolver.resolve(name, version);
+          InferRequest request =
+              decoder.decode(body.stream(), body.length(), body.bytes(), headerLength);
+          // queued on the model's own executor; this worker is free meanwhile
+          return inference
+              .inferAsync(name, target, request, deadline)
+              .thenApply(responses::inferResponse);
         });
   }
 
-  private static InferenceModel inferenceModel(ModelLease lease) {
-    if (!(lease.model() instanceof InferenceModel)) {
-      throw new IllegalStateException(
-          "model '" + lease.modelId() + "' is a " + lease.model().getClass().getName()
-              + ", which cannot run inference");
+  /** The binary extension's JSON header length, or -1 when the header is absent. */
+  private static long headerLength(String header) {
+    if (header == null) {
+      return -1;
     }
-    return (InferenceModel) lease.model();
+    try {
+      long length = Long.parseLong(header.trim());
+      if (length >= 0) {
+        return length;
+      }
+    } catch (NumberFormatException e) {
+      // answered below
+    }
+    throw new BadRequestException(HEADER_LENGTH + " must be a non-negative integer");
   }
 }

@@ -62,11 +62,27 @@ final class RepositoryRoutes {
       throw new BadRequestException("'ready' must be true or false");
     }
     boolean readyOnly = readyNode != null && readyNode.booleanValue();
+    ArrayNode rows = json.object().arrayNode();
+    for (IndexRow r : index(readyOnly)) {
+      ObjectNode row = rows.addObject();
+      row.put("name", r.name());
+      row.put("version", r.version());
+      row.put("state", r.state());
+      row.put("reason", r.reason());
+    }
+    HttpResult.json(200, json.write(rows)).writeTo(ctx);
+  }
+
+  /** One row of the repository index. */
+  record IndexRow(String name, String version, String state, String reason) {}
+
+  /** Every repository model and alias with its state; only READY ones when {@code readyOnly}. */
+  List<IndexRow> index(boolean readyOnly) {
     Map<String, ModelState> states = new HashMap<>();
     for (ModelDescription d : manager.describeModels()) {
       states.put(d.modelId(), d.state());
     }
-    ArrayNode rows = json.object().arrayNode();
+    List<IndexRow> rows = new ArrayList<>();
     for (RepositoryEntry e : resolver.list()) {
       row(rows, e.name(), e.version(), e.id(), states, readyOnly);
     }
@@ -74,11 +90,11 @@ final class RepositoryRoutes {
         .aliases()
         .forEach(
             (alias, target) -> row(rows, alias, ModelId.parse(target).version(), alias, states, readyOnly));
-    HttpResult.json(200, json.write(rows)).writeTo(ctx);
+    return rows;
   }
 
   private void row(
-      ArrayNode rows,
+      List<IndexRow> rows,
       String name,
       String version,
       String key,
@@ -89,11 +105,7 @@ final class RepositoryRoutes {
     if (readyOnly && !state.equals("READY")) {
       return;
     }
-    ObjectNode row = rows.addObject();
-    row.put("name", name);
-    row.put("version", version);
-    row.put("state", state);
-    row.put("reason", s == null ? events.reason(key) : "");
+    rows.add(new IndexRow(name, version, state, s == null ? events.reason(key) : ""));
   }
 
   private static String indexState(ModelState s) {
@@ -115,8 +127,7 @@ final class RepositoryRoutes {
     runner.submit(
         ctx,
         () -> {
-          ModelTarget t = resolver.resolve(name, null);
-          manager.addModel(t.modelId(), null, t.alias());
+          ModelTarget t = load(name);
           return HttpResult.json(200, json.write(status(name, t.version(), "READY")));
         });
   }
@@ -126,15 +137,28 @@ final class RepositoryRoutes {
     runner.submit(
         ctx,
         () -> {
-          List<String> keys = residentKeys(name);
-          for (String key : keys) {
-            manager.remove(key);
-          }
+          List<String> keys = unload(name);
           ObjectNode body = status(name, null, "UNAVAILABLE");
           ArrayNode unloaded = body.putArray("unloaded");
           keys.forEach(unloaded::add);
           return HttpResult.json(200, json.write(body));
         });
+  }
+
+  /** Loads the highest version of {@code name} (a no-op when resident); blocks until READY. */
+  ModelTarget load(String name) {
+    ModelTarget t = resolver.resolve(name, null);
+    manager.addModel(t.modelId(), null, t.alias());
+    return t;
+  }
+
+  /** Unloads every resident version of {@code name}; the identifiers it unloaded. */
+  List<String> unload(String name) {
+    List<String> keys = residentKeys(name);
+    for (String key : keys) {
+      manager.remove(key);
+    }
+    return keys;
   }
 
   /** The registered identifiers that unloading {@code name} removes; 404 when it names nothing. */

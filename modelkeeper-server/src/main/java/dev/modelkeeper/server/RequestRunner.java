@@ -2,7 +2,9 @@ package dev.modelkeeper.server;
 
 import io.javalin.http.Context;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -28,12 +30,24 @@ final class RequestRunner {
     HttpResult run() throws Exception;
   }
 
+  /**
+   * An action that starts the response on a worker thread and finishes it elsewhere (a model's
+   * executor); {@code deadlineNanos} is the {@link System#nanoTime()} instant the request times out.
+   * When the request is answered otherwise (timeout, shutdown), the returned future is cancelled.
+   */
+  @FunctionalInterface
+  interface AsyncAction {
+    CompletableFuture<HttpResult> start(long deadlineNanos) throws Exception;
+  }
+
   private static final Duration BUSY_RETRY = Duration.ofSeconds(1);
   private static final AtomicInteger POOLS = new AtomicInteger();
 
   private final ThreadPoolExecutor workers;
   private final Duration timeout;
   private final ErrorMapper errors;
+  private final java.util.Set<CompletableFuture<HttpResult>> pending =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   RequestRunner(int threads, Duration timeout, ErrorMapper errors) {
     int pool = POOLS.incrementAndGet();
@@ -55,20 +69,32 @@ final class RequestRunner {
     this.errors = errors;
   }
 
-  /** Answers {@code ctx} with what {@code action} returns or throws on a worker thread. */
+  /**
+   * Answers {@code ctx} with what {@code action} returns or throws on a worker thread. The worker
+   * holds the request's bytes ({@link RequestBody#bytes()}) while it runs, and skips an action whose
+   * request was abandoned while it was queued.
+   */
   void submit(Context ctx, Action action) {
     String requestId = RequestIds.of(ctx);
+    RequestBytes bytes = RequestBody.of(ctx).bytes();
     CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
+    pending.add(outcome);
+    outcome.whenComplete((r, f) -> pending.remove(outcome));
+    bytes.retain();
     try {
       workers.execute(
           () -> {
             try {
+              bytes.checkNotAbandoned();
               outcome.complete(action.run());
             } catch (Throwable t) {
               outcome.completeExceptionally(t);
+            } finally {
+              bytes.release();
             }
           });
     } catch (RejectedExecutionException busy) {
+      bytes.release();
       outcome.completeExceptionally(
           new UnavailableException(
               workers.isShutdown()
@@ -76,6 +102,10 @@ final class RequestRunner {
                   : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
               BUSY_RETRY));
     }
+    answer(ctx, outcome, requestId);
+  }
+
+  private void answer(Context ctx, CompletableFuture<HttpResult> outcome, String requestId) {
     ctx.future(
         () ->
             outcome
@@ -89,6 +119,121 @@ final class RequestRunner {
                       r.writeTo(ctx);
                       return null;
                     }));
+  }
+
+  /**
+   * Like {@link #submit}, for an action that returns a future: the worker is free as soon as the
+   * action has started it, and the request's bytes are held until it is answered.
+   */
+  void submitAsync(Context ctx, AsyncAction action) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String requestId = RequestIds.of(ctx);
+    RequestBytes bytes = RequestBody.of(ctx).bytes();
+    CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
+    pending.add(outcome);
+    bytes.retain();
+    outcome.whenComplete(
+        (r, f) -> {
+          pending.remove(outcome);
+          bytes.release();
+        });
+    try {
+      workers.execute(
+          () -> {
+            try {
+              bytes.checkNotAbandoned();
+              CompletableFuture<HttpResult> started = action.start(deadline);
+              started.whenComplete(
+                  (r, t) -> {
+                    if (t != null) {
+                      outcome.completeExceptionally(t);
+                    } else {
+                      outcome.complete(r);
+                    }
+                  });
+              outcome.whenComplete((r, t) -> started.cancel(false)); // a no-op once it completed
+            } catch (Throwable t) {
+              outcome.completeExceptionally(t);
+            }
+          });
+    } catch (RejectedExecutionException busy) {
+      outcome.completeExceptionally(
+          new UnavailableException(
+              workers.isShutdown()
+                  ? "the server is shutting down"
+                  : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+              BUSY_RETRY));
+    }
+    answer(ctx, outcome, requestId);
+  }
+
+  /**
+   * Runs {@code action} on a worker for a caller that is not an HTTP request (a gRPC call). The
+   * future fails with {@link UnavailableException} when every worker and queue slot is taken or
+   * the action outlives the request timeout; cancelling it interrupts the action (a call whose
+   * client left or whose deadline passed stops waiting for loads and leases).
+   */
+  <T> CompletableFuture<T> call(Callable<T> action) {
+    CompletableFuture<T> outcome = new CompletableFuture<>();
+    Future<?> task;
+    try {
+      task =
+          workers.submit(
+              () -> {
+                try {
+                  outcome.complete(action.call());
+                } catch (Throwable t) {
+                  outcome.completeExceptionally(t);
+                }
+              });
+    } catch (RejectedExecutionException busy) {
+      outcome.completeExceptionally(
+          new UnavailableException(
+              workers.isShutdown()
+                  ? "the server is shutting down"
+                  : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+              BUSY_RETRY));
+      return outcome;
+    }
+    outcome.whenComplete(
+        (result, failure) -> {
+          if (outcome.isCancelled()) {
+            task.cancel(true);
+          }
+        });
+    CompletableFuture<T> bounded = new CompletableFuture<>();
+    outcome
+        .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+        .whenComplete(
+            (result, failure) -> {
+              if (failure == null) {
+                bounded.complete(result);
+              } else {
+                bounded.completeExceptionally(timedOut(failure));
+              }
+            });
+    bounded.whenComplete(
+        (result, failure) -> {
+          if (bounded.isCancelled()) {
+            outcome.cancel(true);
+          }
+        });
+    return bounded;
+  }
+
+  /**
+   * Answers every request still waiting for its worker's result with {@code failure} now (at the
+   * end of the shutdown grace); their actions run on, but their answers are dropped.
+   */
+  void answerPending(RuntimeException failure) {
+    for (CompletableFuture<HttpResult> f : pending) {
+      f.completeExceptionally(failure);
+    }
+  }
+
+  /** How long a request may take before it is answered 503. */
+  Duration timeout() {
+    return timeout;
   }
 
   /** Runs a task that is not tied to a request (preloading) on the same workers. */

@@ -17,8 +17,23 @@ public final class ServerConfig {
   /** The port {@code modelkeeper serve} listens on unless told otherwise. */
   public static final int DEFAULT_PORT = 8000;
 
+  /** The gRPC port {@code modelkeeper serve} listens on unless told otherwise. */
+  public static final int DEFAULT_GRPC_PORT = 8001;
+
+  /** A {@link #grpcPort()} that turns the gRPC endpoint off. */
+  public static final int GRPC_OFF = -1;
+
+  /** The interface {@code modelkeeper serve} binds unless told otherwise: this machine only. */
+  public static final String DEFAULT_HOST = "127.0.0.1";
+
+  /** The default in-flight request budget: a quarter of the JVM's maximum heap. */
+  public static long defaultMaxInflightBytes() {
+    return Runtime.getRuntime().maxMemory() / 4;
+  }
+
   private final String host;
   private final int port;
+  private final int grpcPort;
   private final ModelRepository repository;
   private final ModelRegistry registry;
   private final int maxModels;
@@ -32,13 +47,23 @@ public final class ServerConfig {
   private final Duration shutdownTimeout;
   private final long maxRequestBytes;
   private final int workerThreads;
+  private final int maxBatchSize;
+  private final Duration maxQueueDelay;
+  private final int maxConcurrency;
+  private final int maxQueueSize;
   private final String authToken;
+  private final long maxInflightBytes;
+  private final Duration admissionTimeout;
+  private final Duration bodyReadTimeout;
+  private final int maxConnections;
+  private final List<String> allowedOrigins;
   private final List<String> preload;
   private final List<String> pin;
 
   private ServerConfig(Builder b) {
     this.host = b.host;
     this.port = b.port;
+    this.grpcPort = b.grpcPort;
     this.repository = b.repository;
     this.registry = b.registry != null ? b.registry : new RepositoryModelRegistry(b.repository);
     this.maxModels = b.maxModels;
@@ -52,7 +77,16 @@ public final class ServerConfig {
     this.shutdownTimeout = b.shutdownTimeout;
     this.maxRequestBytes = b.maxRequestBytes;
     this.workerThreads = b.workerThreads;
+    this.maxBatchSize = b.maxBatchSize;
+    this.maxQueueDelay = b.maxQueueDelay;
+    this.maxConcurrency = b.maxConcurrency;
+    this.maxQueueSize = b.maxQueueSize;
     this.authToken = b.authToken;
+    this.maxInflightBytes = b.maxInflightBytes;
+    this.admissionTimeout = b.admissionTimeout;
+    this.bodyReadTimeout = b.bodyReadTimeout;
+    this.maxConnections = b.maxConnections;
+    this.allowedOrigins = List.copyOf(b.allowedOrigins);
     this.preload = List.copyOf(b.preload);
     this.pin = List.copyOf(b.pin);
   }
@@ -62,7 +96,10 @@ public final class ServerConfig {
     return new Builder(repository);
   }
 
-  /** The interface to bind, {@code 0.0.0.0} (every interface) by default. */
+  /**
+   * The interface to bind, {@value #DEFAULT_HOST} (this machine only) by default; {@code 0.0.0.0}
+   * listens on every interface (in a container, for instance).
+   */
   public String host() {
     return host;
   }
@@ -70,6 +107,14 @@ public final class ServerConfig {
   /** The port to bind; 0 picks any free port (read it back with {@link ModelKeeperServer#port()}). */
   public int port() {
     return port;
+  }
+
+  /**
+   * The gRPC port, {@link #DEFAULT_GRPC_PORT} unless set; 0 picks any free port (read it back
+   * with {@link ModelKeeperServer#grpcPort()}) and {@link #GRPC_OFF} serves no gRPC.
+   */
+  public int grpcPort() {
+    return grpcPort;
   }
 
   /** Where models are listed and found. */
@@ -135,14 +180,85 @@ public final class ServerConfig {
     return maxRequestBytes;
   }
 
-  /** Threads that run model operations (inference, load, unload); default 64. */
+  /** Threads that decode requests and run loads and unloads; default 64. */
   public int workerThreads() {
     return workerThreads;
+  }
+
+  /**
+   * The most rows one batched run of a model concatenates, for models whose config does not say
+   * ({@code max_batch_size}); 1 (the default) runs every request alone.
+   */
+  public int maxBatchSize() {
+    return maxBatchSize;
+  }
+
+  /**
+   * How long the oldest queued request of a model waits for more rows before a partial batch runs,
+   * for models whose config does not say ({@code max_queue_delay}); default 0: whatever has queued
+   * runs at once.
+   */
+  public Duration maxQueueDelay() {
+    return maxQueueDelay;
+  }
+
+  /**
+   * The most runs of one model at once, for models whose config does not say ({@code
+   * max_concurrency}); default 4.
+   */
+  public int maxConcurrency() {
+    return maxConcurrency;
+  }
+
+  /** The most requests queued for one model; more are answered 503 (default 256). */
+  public int maxQueueSize() {
+    return maxQueueSize;
   }
 
   /** The bearer token management endpoints require, or null when they are open (the default). */
   public String authToken() {
     return authToken;
+  }
+
+  /**
+   * The most bytes of request bodies and decoded tensors in flight at once, server-wide, as set; 0
+   * (the default) means a quarter of the maximum heap ({@link #effectiveMaxInflightBytes()}). A
+   * request that does not fit waits up to {@link #admissionTimeout()}, then is answered 503.
+   */
+  public long maxInflightBytes() {
+    return maxInflightBytes;
+  }
+
+  /** The in-flight budget the server applies: {@link #maxInflightBytes()}, or its default for 0. */
+  public long effectiveMaxInflightBytes() {
+    return maxInflightBytes > 0 ? maxInflightBytes : defaultMaxInflightBytes();
+  }
+
+  /** How long a request waits for room in the in-flight budget before it gets 503 (default 10s). */
+  public Duration admissionTimeout() {
+    return admissionTimeout;
+  }
+
+  /**
+   * How long a client has to send a request's body in full, and a new connection its first
+   * request's headers; slower ones are answered 408 and closed (default 30s).
+   */
+  public Duration bodyReadTimeout() {
+    return bodyReadTimeout;
+  }
+
+  /** The most connections open at once; more wait to be accepted (default 1024). */
+  public int maxConnections() {
+    return maxConnections;
+  }
+
+  /**
+   * Web origins (e.g. {@code https://app.example.com}) whose pages may send requests that change
+   * state; {@code *} allows any. Empty by default: such requests carrying any other {@code Origin}
+   * than the server's own are answered 403.
+   */
+  public List<String> allowedOrigins() {
+    return allowedOrigins;
   }
 
   /** Models loaded before the server reports ready, in order. */
@@ -174,8 +290,9 @@ public final class ServerConfig {
 
   /** A mutable builder; not thread-safe. {@link #build()} validates and freezes the settings. */
   public static final class Builder {
-    private String host = "0.0.0.0";
+    private String host = DEFAULT_HOST;
     private int port = DEFAULT_PORT;
+    private int grpcPort = DEFAULT_GRPC_PORT;
     private final ModelRepository repository;
     private ModelRegistry registry;
     private int maxModels = 8;
@@ -189,7 +306,16 @@ public final class ServerConfig {
     private Duration shutdownTimeout = Duration.ofSeconds(30);
     private long maxRequestBytes = 32L << 20;
     private int workerThreads = 64;
+    private int maxBatchSize = 1;
+    private Duration maxQueueDelay = Duration.ZERO;
+    private int maxConcurrency = 4;
+    private int maxQueueSize = 256;
     private String authToken;
+    private long maxInflightBytes;
+    private Duration admissionTimeout = Duration.ofSeconds(10);
+    private Duration bodyReadTimeout = Duration.ofSeconds(30);
+    private int maxConnections = 1024;
+    private final List<String> allowedOrigins = new ArrayList<>();
     private final List<String> preload = new ArrayList<>();
     private final List<String> pin = new ArrayList<>();
 
@@ -204,6 +330,12 @@ public final class ServerConfig {
 
     public Builder port(int port) {
       this.port = port;
+      return this;
+    }
+
+    /** The gRPC port: 0 = any free port, {@link #GRPC_OFF} = no gRPC endpoint. */
+    public Builder grpcPort(int grpcPort) {
+      this.grpcPort = grpcPort;
       return this;
     }
 
@@ -268,9 +400,55 @@ public final class ServerConfig {
       return this;
     }
 
+    public Builder maxBatchSize(int rows) {
+      this.maxBatchSize = rows;
+      return this;
+    }
+
+    public Builder maxQueueDelay(Duration d) {
+      this.maxQueueDelay = d;
+      return this;
+    }
+
+    public Builder maxConcurrency(int runs) {
+      this.maxConcurrency = runs;
+      return this;
+    }
+
+    public Builder maxQueueSize(int requests) {
+      this.maxQueueSize = requests;
+      return this;
+    }
+
     /** Requires {@code Authorization: Bearer <token>} on management endpoints; null turns it off. */
     public Builder authToken(String token) {
       this.authToken = token;
+      return this;
+    }
+
+    /** The in-flight request budget in bytes; 0 means the default (a quarter of the max heap). */
+    public Builder maxInflightBytes(long bytes) {
+      this.maxInflightBytes = bytes;
+      return this;
+    }
+
+    public Builder admissionTimeout(Duration d) {
+      this.admissionTimeout = d;
+      return this;
+    }
+
+    public Builder bodyReadTimeout(Duration d) {
+      this.bodyReadTimeout = d;
+      return this;
+    }
+
+    public Builder maxConnections(int connections) {
+      this.maxConnections = connections;
+      return this;
+    }
+
+    public Builder allowedOrigins(List<String> origins) {
+      this.allowedOrigins.addAll(origins);
       return this;
     }
 
@@ -299,6 +477,13 @@ public final class ServerConfig {
       if (port < 0 || port > 65535) {
         throw new InvalidConfigException("port", "must be between 0 and 65535, was " + port);
       }
+      if (grpcPort < GRPC_OFF || grpcPort > 65535) {
+        throw new InvalidConfigException(
+            "grpc-port", "must be between 0 and 65535, or -1 for off, was " + grpcPort);
+      }
+      if (grpcPort > 0 && grpcPort == port) {
+        throw new InvalidConfigException("grpc-port", "must differ from the HTTP port " + port);
+      }
       if (maxModels < 1) {
         throw new InvalidConfigException("max-models", "must be at least 1, was " + maxModels);
       }
@@ -322,8 +507,36 @@ public final class ServerConfig {
         throw new InvalidConfigException(
             "worker-threads", "must be at least 1, was " + workerThreads);
       }
+      atLeastOne("max-batch-size", maxBatchSize);
+      atLeastOne("max-concurrency", maxConcurrency);
+      atLeastOne("max-queue-size", maxQueueSize);
+      if (maxQueueDelay == null || maxQueueDelay.isNegative()) {
+        throw new InvalidConfigException(
+            "max-queue-delay", "must not be negative, was " + maxQueueDelay);
+      }
       if (authToken != null && authToken.isBlank()) {
         throw new InvalidConfigException("auth-token", "must not be blank when given");
+      }
+      if (maxInflightBytes < 0) {
+        throw new InvalidConfigException(
+            "max-inflight-bytes", "must not be negative, was " + maxInflightBytes);
+      }
+      if (maxInflightBytes > 0 && maxInflightBytes < maxRequestBytes) {
+        throw new InvalidConfigException(
+            "max-inflight-bytes",
+            "must hold at least one request of max-request-bytes=" + maxRequestBytes + ", was "
+                + maxInflightBytes);
+      }
+      positive("admission-timeout", admissionTimeout);
+      positive("body-read-timeout", bodyReadTimeout);
+      if (maxConnections < 1) {
+        throw new InvalidConfigException(
+            "max-connections", "must be at least 1, was " + maxConnections);
+      }
+      for (String o : allowedOrigins) {
+        if (o == null || o.isBlank()) {
+          throw new InvalidConfigException("allowed-origins", "contains an empty origin");
+        }
       }
       checkIds("preload", preload);
       checkIds("pin", pin);
@@ -333,6 +546,12 @@ public final class ServerConfig {
             pin.size() + " pinned models cannot fit a budget of max-models=" + maxModels);
       }
       return new ServerConfig(this);
+    }
+
+    private static void atLeastOne(String setting, int value) {
+      if (value < 1) {
+        throw new InvalidConfigException(setting, "must be at least 1, was " + value);
+      }
     }
 
     private static void positive(String setting, Duration d) {

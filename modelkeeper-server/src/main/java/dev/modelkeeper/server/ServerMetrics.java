@@ -6,6 +6,7 @@ import dev.modelkeeper.core.Model;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.RemovalCause;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -35,7 +36,19 @@ import java.util.function.ToDoubleFunction;
  *   <tr><td>modelkeeper_model_load_seconds</td><td>histogram of constructor time</td></tr>
  *   <tr><td>modelkeeper_http_requests_total{method,route,status},
  *       modelkeeper_http_request_seconds{method,route}</td><td>every request</td></tr>
- *   <tr><td>modelkeeper_inference_seconds{model}</td><td>histogram of model run time</td></tr>
+ *   <tr><td>modelkeeper_inference_seconds{model}</td><td>histogram of model run time (one
+ *       batched run counts once)</td></tr>
+ *   <tr><td>modelkeeper_batch_size{model}</td><td>histogram of rows per model run</td></tr>
+ *   <tr><td>modelkeeper_queue_delay_seconds{model}</td><td>histogram of the time requests
+ *       waited in their model's queue</td></tr>
+ *   <tr><td>modelkeeper_queue_depth{model}</td><td>requests queued for the model now</td></tr>
+ *   <tr><td>modelkeeper_queue_rejections_total{model}</td><td>requests refused (503) because
+ *       the model's queue was full</td></tr>
+ *   <tr><td>modelkeeper_inflight_request_bytes, modelkeeper_inflight_request_capacity_bytes</td>
+ *       <td>gauges of the in-flight request budget</td></tr>
+ *   <tr><td>modelkeeper_admission_waits_total, modelkeeper_admission_rejections_total</td>
+ *       <td>requests that waited for, or were refused, room in that budget</td></tr>
+ *   <tr><td>modelkeeper_slow_client_disconnects_total</td><td>bodies too slow: 408 and closed</td></tr>
  * </table>
  */
 final class ServerMetrics implements LifecycleListener {
@@ -53,12 +66,15 @@ final class ServerMetrics implements LifecycleListener {
     Duration.ofSeconds(1), Duration.ofSeconds(5)
   };
 
+  private static final double[] BATCH_BUCKETS = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final ModelManager manager;
   private final AtomicReference<ManagerStats> stats;
   private final Timer loadTime;
   private final Map<String, Timer> inferenceTimers = new ConcurrentHashMap<>();
   private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
+  private final Counter slowClients;
   private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
 
   ServerMetrics(ModelManager manager) {
@@ -87,6 +103,10 @@ final class ServerMetrics implements LifecycleListener {
     gauge("modelkeeper.resident.models", "models resident now", s -> s.residentModels());
     gauge("modelkeeper.resident.bytes", "bytes of resident models now", s -> s.residentBytes());
     gauge("modelkeeper.active.leases", "leases open now", s -> s.activeLeases());
+    this.slowClients =
+        Counter.builder("modelkeeper.slow.client.disconnects")
+            .description("connections closed because their request body arrived too slowly")
+            .register(registry);
     this.loadTime =
         Timer.builder("modelkeeper.model.load")
             .description("time to construct a model")
@@ -109,6 +129,27 @@ final class ServerMetrics implements LifecycleListener {
     loadTime.record(loadNanos, TimeUnit.NANOSECONDS);
   }
 
+  /** Publishes the in-flight request budget: bytes in use, capacity, waits and rejections. */
+  void watch(InflightBytes budget) {
+    Gauge.builder("modelkeeper.inflight.request.bytes", budget, InflightBytes::inUse)
+        .description("bytes of request bodies and decoded tensors in flight now")
+        .register(registry);
+    Gauge.builder("modelkeeper.inflight.request.capacity.bytes", budget, InflightBytes::capacity)
+        .description("the in-flight request budget")
+        .register(registry);
+    FunctionCounter.builder("modelkeeper.admission.waits", budget, InflightBytes::waits)
+        .description("requests that waited for room in the in-flight budget")
+        .register(registry);
+    FunctionCounter.builder("modelkeeper.admission.rejections", budget, InflightBytes::rejections)
+        .description("requests refused for lack of room in the in-flight budget")
+        .register(registry);
+  }
+
+  /** Records one connection closed because its body arrived too slowly. */
+  void slowClient() {
+    slowClients.increment();
+  }
+
   /** Records one model run of {@code modelId}. */
   void inference(String modelId, long nanos) {
     inferenceTimers
@@ -121,6 +162,58 @@ final class ServerMetrics implements LifecycleListener {
                     .serviceLevelObjectives(INFERENCE_BUCKETS)
                     .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * The metrics of one model's executor; {@code queueDepth} is read at each scrape. Called once
+   * per model.
+   */
+  ModelExecutor.Metrics executor(String modelId, java.util.function.IntSupplier queueDepth) {
+    Gauge.builder("modelkeeper.queue.depth", queueDepth, IntSupplierGauge::read)
+        .description("requests queued for the model now")
+        .tag("model", modelId)
+        .strongReference(true)
+        .register(registry);
+    Counter rejections =
+        Counter.builder("modelkeeper.queue.rejections")
+            .description("requests refused because the model's queue was full")
+            .tag("model", modelId)
+            .register(registry);
+    Timer queueDelay =
+        Timer.builder("modelkeeper.queue.delay")
+            .description("time a request waited in its model's queue")
+            .tag("model", modelId)
+            .serviceLevelObjectives(INFERENCE_BUCKETS)
+            .register(registry);
+    DistributionSummary batchSize =
+        DistributionSummary.builder("modelkeeper.batch.size")
+            .description("rows per model run")
+            .tag("model", modelId)
+            .serviceLevelObjectives(BATCH_BUCKETS)
+            .register(registry);
+    return new ModelExecutor.Metrics() {
+      @Override
+      public void rejected() {
+        rejections.increment();
+      }
+
+      @Override
+      public void waited(long queueNanos) {
+        queueDelay.record(queueNanos, TimeUnit.NANOSECONDS);
+      }
+
+      @Override
+      public void ran(int requests, int rows, long runNanos) {
+        batchSize.record(rows);
+        inference(modelId, runNanos);
+      }
+    };
+  }
+
+  private static final class IntSupplierGauge {
+    static double read(java.util.function.IntSupplier s) {
+      return s.getAsInt();
+    }
   }
 
   /** Records one answered request. */

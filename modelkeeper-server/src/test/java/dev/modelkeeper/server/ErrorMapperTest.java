@@ -57,6 +57,21 @@ class ErrorMapperTest {
   }
 
   @Test
+  void toResult_frontDoorRefusals_haveTheirOwnStatuses() {
+    assertThat(map(new ForbiddenException("origin")).status()).isEqualTo(403);
+    assertThat(map(new RequestTimeoutException("slow")).status()).isEqualTo(408);
+    assertThat(map(new PayloadTooLargeException("big")).status()).isEqualTo(413);
+    assertThat(map(new UnsupportedMediaTypeException("gzip")).status()).isEqualTo(415);
+  }
+
+  @Test
+  void toResult_modelLargerThanTheWholeBudget_is507WithoutRetryAfter() {
+    HttpResult r = map(new dev.modelkeeper.core.ModelTooLargeException("too big for the budget"));
+    assertThat(r.status()).isEqualTo(507);
+    assertThat(r.headers()).doesNotContainKey("Retry-After");
+  }
+
+  @Test
   void toResult_conflict_is409() {
     assertThat(map(new ConflictException("alias taken")).status()).isEqualTo(409);
   }

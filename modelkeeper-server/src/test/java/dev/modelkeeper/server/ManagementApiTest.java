@@ -172,4 +172,46 @@ class ManagementApiTest {
     assertThat(http.get("/model/registry").json().get("models")).isEmpty();
     assertThat(models.built()).allSatisfy(m -> assertThat(m.isCleared()).isTrue());
   }
+
+  private Response postWithModelHeader(String path, String modelHeader, String body) {
+    return http.send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create(http.base() + path))
+            .timeout(Http.TIMEOUT)
+            .header("X-Model-Id", modelHeader)
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)));
+  }
+
+  @Test
+  void add_withModelHeaderAndNoBody_loadsTheHeadersModel() {
+    Response r = postWithModelHeader("/model/add", "alpha/1", "");
+    assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    assertThat(r.json().get("model_id").asText()).isEqualTo("alpha/1");
+    assertThat(server.manager().keys()).containsExactly("alpha/1");
+  }
+
+  @Test
+  void add_withModelHeaderNamingTheAlias_registersTheAlias() {
+    Response r =
+        postWithModelHeader(
+            "/model/add", "stable", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"stable\"}");
+    assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    assertThat(server.manager().keys()).containsExactly("stable");
+  }
+
+  @Test
+  void add_withModelHeaderDisagreeingWithBody_answers400AndLoadsNothing() {
+    Response r = postWithModelHeader("/model/add", "beta", "{\"model_id\": \"alpha/1\"}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error()).contains("X-Model-Id");
+    assertThat(server.manager().keys()).isEmpty();
+  }
+
+  @Test
+  void remove_withModelHeaderAndNoBody_unloadsTheHeadersModel() {
+    http.post("/model/add", "{\"model_id\": \"alpha/1\"}");
+    Response r = postWithModelHeader("/model/remove", "alpha", "");
+    assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    assertThat(r.json().get("removed")).extracting(JsonNode::asText).containsExactly("alpha/1");
+    assertThat(server.manager().keys()).isEmpty();
+  }
 }

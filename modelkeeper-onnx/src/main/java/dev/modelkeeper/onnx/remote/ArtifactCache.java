@@ -13,6 +13,7 @@ import java.net.http.HttpTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -212,9 +213,12 @@ public final class ArtifactCache {
     }
   }
 
-  /** Takes the file lock, polling so that the wait is bounded. */
+  /**
+   * Takes the file lock, polling so that the wait is bounded. Another cache instance on the same
+   * folder in this JVM counts as another holder (the JVM reports its lock as overlapping).
+   */
   private FileLock lock(FileChannel ch, URI uri, String sha256) throws IOException {
-    FileLock lock = ch.tryLock();
+    FileLock lock = tryLock(ch);
     if (lock != null) {
       return lock;
     }
@@ -228,7 +232,7 @@ public final class ArtifactCache {
         Thread.currentThread().interrupt();
         throw new ArtifactDownloadException("interrupted while waiting for the lock of " + uri, e);
       }
-      lock = ch.tryLock();
+      lock = tryLock(ch);
       if (lock != null) {
         return lock;
       }
@@ -236,6 +240,14 @@ public final class ArtifactCache {
         throw new DownloadTimeoutException(
             "timed out after " + lockTimeout().toSeconds() + "s waiting for another process's download of " + uri);
       }
+    }
+  }
+
+  private static FileLock tryLock(FileChannel ch) throws IOException {
+    try {
+      return ch.tryLock();
+    } catch (OverlappingFileLockException e) {
+      return null; // held through another channel of this JVM
     }
   }
 

@@ -134,6 +134,29 @@ class ArtifactCacheTest {
   }
 
   @Test
+  void fetch_twoCachesOnOneFolderInOneProcess_downloadOnce() throws Exception {
+    server.put(PATH, body, ArtifactServer.Mode.GATED);
+    Events events = new Events();
+    ArtifactCache first = cache(Duration.ofSeconds(30), events);
+    CountDownLatch waiting = new CountDownLatch(1);
+    ArtifactCache second = cache(Duration.ofSeconds(30), new ArtifactCache.Listener() {
+      @Override
+      public void waitingForLock(URI uri, String sha256) {
+        waiting.countDown();
+      }
+    });
+    Future<Path> a = pool.submit(() -> first.fetch(server.uri(PATH), sha, body.length));
+    assertThat(events.started.await(10, TimeUnit.SECONDS)).isTrue(); // first holds the file lock
+    Future<Path> b = pool.submit(() -> second.fetch(server.uri(PATH), sha, body.length));
+    assertThat(waiting.await(10, TimeUnit.SECONDS)).isTrue();
+    server.release();
+
+    assertThat(b.get(20, TimeUnit.SECONDS)).isEqualTo(a.get(20, TimeUnit.SECONDS));
+    assertThat(server.requests(PATH)).isEqualTo(1);
+    assertThat(first.downloadCount() + second.downloadCount()).isEqualTo(1);
+  }
+
+  @Test
   void fetch_twoProcessesOneArtifact_downloadOnce() throws Exception {
     server.put(PATH, body, ArtifactServer.Mode.GATED);
     Events events = new Events();

@@ -100,9 +100,9 @@ class HttpModelRepositoryTest {
 
   @Test
   void predictedSizeBytes_comesFromTheManifestWithoutDownloadingTheModel() throws Exception {
-    long size = registry.getModel("mlp-medium/1", null).predictedSizeBytes("mlp-medium/1");
-    assertThat(size).isEqualTo(Files.size(TestRepos.modelFile("mlp-medium", "1")));
-    assertThat(server.requests("mlp-medium/1/model.onnx")).isZero();
+    long size = registry.getModel("mlp-small/2", null).predictedSizeBytes("mlp-small/2");
+    assertThat(size).isEqualTo(Files.size(TestRepos.modelFile("mlp-small", "2")));
+    assertThat(server.requests("mlp-small/2/model.onnx")).isZero();
   }
 
   @Test

@@ -10,11 +10,12 @@ public final class TestServer {
 
   private TestServer() {}
 
-  /** A builder bound to 127.0.0.1 on any free port, with short shutdown for tests. */
+  /** A builder bound to 127.0.0.1 on any free port, gRPC off, with short shutdown for tests. */
   public static ServerConfig.Builder config(ModelRepository repository) {
     return ServerConfig.builder(repository)
         .host("127.0.0.1")
         .port(0)
+        .grpcPort(ServerConfig.GRPC_OFF)
         .shutdownTimeout(java.time.Duration.ofSeconds(10));
   }
 

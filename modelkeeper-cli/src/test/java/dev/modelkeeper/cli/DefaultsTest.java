@@ -1,0 +1,147 @@
+package dev.modelkeeper.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.modelkeeper.onnx.LocalModelRepository;
+import dev.modelkeeper.server.ModelKeeperServer;
+import dev.modelkeeper.server.ServerConfig;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.OptionSpec;
+
+/**
+ * The defaults of {@code modelkeeper serve} say the same in its three places: {@link ServerConfig},
+ * the command's help and the README's configuration table. Every option is checked the same way, so
+ * a new flag is covered as soon as it exists.
+ */
+class DefaultsTest {
+
+  private static final Path README = Path.of("..", "README.md");
+
+  @TempDir Path tmp;
+
+  private static CommandLine cli() {
+    return ModelKeeperCli.commandLine(
+        Map.of(), new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter()));
+  }
+
+  /** The serve options by longest name, without --help and --version. */
+  private static Map<String, OptionSpec> options() {
+    Map<String, OptionSpec> options = new TreeMap<>();
+    for (OptionSpec o : cli().getSubcommands().get("serve").getCommandSpec().options()) {
+      if (!o.usageHelp() && !o.versionHelp()) {
+        options.put(o.longestName(), o);
+      }
+    }
+    return options;
+  }
+
+  /** README rows: flag to {environment variable, default cell}. */
+  private static Map<String, List<String>> readmeTable() throws Exception {
+    Map<String, List<String>> rows = new LinkedHashMap<>();
+    for (String line : Files.readAllLines(README, StandardCharsets.UTF_8)) {
+      if (line.startsWith("| `--")) {
+        String[] cells = line.split("\\|");
+        String flag = cells[1].trim().replace("`", "");
+        rows.put(flag, List.of(cells[2].trim().replace("`", ""), cells[3].trim()));
+      }
+    }
+    return rows;
+  }
+
+  @Test
+  void readmeTable_listsEveryOptionWithItsVariableAndTheDefaultOfTheHelp() throws Exception {
+    Map<String, OptionSpec> options = options();
+    Map<String, List<String>> table = readmeTable();
+    assertThat(table.keySet()).as("flags in the README table").isEqualTo(options.keySet());
+    List<String> problems = new ArrayList<>();
+    for (OptionSpec option : options.values()) {
+      String flag = option.longestName();
+      String variable = table.get(flag).get(0);
+      String cell = table.get(flag).get(1);
+      if (!variable.equals(ModelKeeperCli.variable(flag))) {
+        problems.add(flag + ": README variable " + variable);
+      }
+      String fromConfig = ModelKeeperCli.serverDefault(option);
+      String help = fromConfig != null ? fromConfig : option.defaultValue();
+      if (help == null ? cell.startsWith("`") : !cell.startsWith("`" + help + "`")) {
+        problems.add(flag + ": help default " + help + ", README default cell '" + cell + "'");
+      }
+    }
+    assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void help_showsEveryServerConfigDefault() {
+    String help = cli().getSubcommands().get("serve").getUsageMessage().replaceAll("\\s+", " ");
+    for (OptionSpec option : options().values()) {
+      String value = ModelKeeperCli.serverDefault(option);
+      if (value != null) {
+        assertThat(option.defaultValueString()).as(option.longestName()).isEqualTo(value);
+        assertThat(help).contains("default: " + value + ")");
+      }
+    }
+    assertThat(ModelKeeperCli.serverDefault(options().get("--max-request-bytes")))
+        .isEqualTo("32MiB");
+    assertThat(ModelKeeperCli.serverDefault(options().get("--lifecycle-timeout"))).isEqualTo("60s");
+  }
+
+  @Test
+  void serveWithoutFlags_runsWithServerConfigDefaults() throws Exception {
+    Path repo = Files.createDirectories(tmp.resolve("repo"));
+    CommandLine cl = cli();
+    ServeCommand serve =
+        (ServeCommand)
+            cl.parseArgs(
+                    "serve",
+                    "--repository",
+                    repo.toString(),
+                    "--cache-dir",
+                    tmp.toString(),
+                    "--port",
+                    "0",
+                    "--grpc-port",
+                    "0",
+                    "--host",
+                    "127.0.0.1")
+                .subcommand()
+                .commandSpec()
+                .userObject();
+    ServerConfig defaults = ServerConfig.builder(new LocalModelRepository(repo)).build();
+    try (ModelKeeperServer server = serve.start()) {
+      ServerConfig fromCli = server.config();
+      List<String> differences = new ArrayList<>();
+      for (Method getter : ServerConfig.class.getMethods()) {
+        if (getter.getParameterCount() != 0
+            || Modifier.isStatic(getter.getModifiers())
+            || getter.getDeclaringClass() != ServerConfig.class
+            || Set.of("host", "port", "grpcPort", "repository", "registry", "toString", "hashCode")
+                .contains(getter.getName())) {
+          continue;
+        }
+        Object cliValue = getter.invoke(fromCli);
+        Object defaultValue = getter.invoke(defaults);
+        if (!Objects.equals(cliValue, defaultValue)) {
+          differences.add(
+              getter.getName() + ": cli " + cliValue + ", ServerConfig " + defaultValue);
+        }
+      }
+      assertThat(differences).isEmpty();
+    }
+  }
+}

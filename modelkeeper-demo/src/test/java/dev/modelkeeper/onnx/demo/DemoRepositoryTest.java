@@ -1,0 +1,141 @@
+package dev.modelkeeper.onnx.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.modelkeeper.onnx.LocalModelRepository;
+import dev.modelkeeper.onnx.ModelConfig;
+import dev.modelkeeper.onnx.OnnxModel;
+import dev.modelkeeper.onnx.OnnxModelOptions;
+import dev.modelkeeper.onnx.RepositoryEntry;
+import dev.modelkeeper.onnx.Tensor;
+import dev.modelkeeper.onnx.remote.Manifest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DemoRepositoryTest {
+
+  @TempDir Path tmp;
+
+  @Test
+  void materialize_concurrentCallsOnOneFolder_produceOneCompleteRepository() throws Exception {
+    Path dir = tmp.resolve("demo");
+    int threads = 3;
+    CyclicBarrier start = new CyclicBarrier(threads);
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<Path>> results = new ArrayList<>();
+      for (int i = 0; i < threads; i++) {
+        results.add(pool.submit(() -> {
+          start.await(10, TimeUnit.SECONDS);
+          return DemoRepository.materialize(dir);
+        }));
+      }
+      for (Future<Path> f : results) {
+        assertThat(f.get(60, TimeUnit.SECONDS)).isEqualTo(dir);
+      }
+    } finally {
+      pool.shutdownNow();
+      assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    }
+    List<RepositoryEntry> entries = new LocalModelRepository(dir).list();
+    assertThat(entries).extracting(RepositoryEntry::name).containsAll(DemoRepository.MODEL_NAMES);
+    assertThat(entries).hasSizeGreaterThanOrEqualTo(4);
+    assertThat(Manifest.parse(Files.readString(dir.resolve(Manifest.FILE_NAME))).entries())
+        .extracting(Manifest.Entry::path).contains("iris/1/model.onnx", "types/1/config.json");
+  }
+
+  @Test
+  void materialize_twice_isDeterministicAndReusesFiles() throws Exception {
+    Path a = DemoRepository.materialize(tmp.resolve("a"));
+    Path b = DemoRepository.materialize(tmp.resolve("b"));
+    long modified = Files.getLastModifiedTime(a.resolve("iris/1/model.onnx")).toMillis();
+    DemoRepository.materialize(a);
+    assertThat(Files.getLastModifiedTime(a.resolve("iris/1/model.onnx")).toMillis()).isEqualTo(modified);
+    assertThat(Files.readString(a.resolve(Manifest.FILE_NAME)))
+        .isEqualTo(Files.readString(b.resolve(Manifest.FILE_NAME)));
+  }
+
+  @Test
+  void materialize_totalSize_staysSmall() throws Exception {
+    Path dir = DemoRepository.materialize(tmp.resolve("demo"));
+    long total = new LocalModelRepository(dir).list().stream().mapToLong(RepositoryEntry::sizeBytes).sum();
+    // the convnet's dense head is about 16 MiB; every other model together stays under 1 MiB
+    assertThat(total).isLessThan(18 << 20);
+  }
+
+  @Test
+  void ofApproxBytes_1MbAnd64Mb_writeFilesOfThatSize() throws Exception {
+    for (long mb : new long[] {1, 64}) {
+      long bytes = mb << 20;
+      Path f = Mlp.ofApproxBytes(bytes, mb).writeTo(tmp.resolve("mlp" + mb + ".onnx"));
+      assertThat((double) Files.size(f)).isCloseTo(bytes, within(bytes * 0.02));
+    }
+  }
+
+  @Test
+  void ofApproxBytes_8Mb_matchesPlainJavaMatrixProduct() throws Exception {
+    Mlp mlp = Mlp.ofApproxBytes(8L << 20, 5);
+    Path f = mlp.writeTo(tmp.resolve("m.onnx"));
+    OnnxModel model = OnnxModel.load(f, "m", "1", ModelConfig.EMPTY, OnnxModelOptions.defaults());
+    try {
+      float[] x = new float[2 * 256];
+      SplittableRandom r = new SplittableRandom(3);
+      for (int i = 0; i < x.length; i++) {
+        x[i] = (float) r.nextDouble(-1, 1);
+      }
+      float[] got = model.infer(Map.of(Mlp.INPUT, Tensor.ofFloats(Mlp.INPUT, new long[] {2, 256}, x)),
+          Set.of()).get(Mlp.OUTPUT).floats();
+      int hidden = mlp.sizes()[1];
+      float[] w0 = mlp.weights(0);
+      float[] b0 = mlp.bias(0);
+      float[] w1 = mlp.weights(1);
+      float[] b1 = mlp.bias(1);
+      for (int row = 0; row < 2; row++) {
+        double[] h = new double[hidden];
+        for (int j = 0; j < hidden; j++) {
+          double s = b0[j];
+          for (int k = 0; k < 256; k++) {
+            s += x[row * 256 + k] * w0[k * hidden + j];
+          }
+          h[j] = Math.max(0, s);
+        }
+        for (int o = 0; o < 16; o++) {
+          double s = b1[o];
+          for (int j = 0; j < hidden; j++) {
+            s += h[j] * w1[j * 16 + o];
+          }
+          assertThat((double) got[row * 16 + o]).isCloseTo(s, within(1e-5));
+        }
+      }
+    } finally {
+      model.clearCache();
+    }
+  }
+
+  @Test
+  void irisTraining_isDeterministicAndAccurate() {
+    SoftmaxRegression a = IrisClassifier.train();
+    SoftmaxRegression b = IrisClassifier.train();
+    assertThat(a.weights()).containsExactly(b.weights());
+    IrisDataset data = IrisDataset.get();
+    assertThat(data.size()).isEqualTo(150);
+    int correct = 0;
+    for (int i = 0; i < data.size(); i++) {
+      correct += a.predict(data.features(i)) == data.label(i) ? 1 : 0;
+    }
+    assertThat(correct).isGreaterThanOrEqualTo(143);
+  }
+}

@@ -1,0 +1,354 @@
+package dev.modelkeeper.server;
+
+import dev.modelkeeper.onnx.ModelMetadata;
+import dev.modelkeeper.onnx.TensorSpec;
+import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
+import dev.modelkeeper.server.grpc.ModelInferRequest;
+import dev.modelkeeper.server.grpc.ModelInferResponse;
+import dev.modelkeeper.server.grpc.ModelMetadataRequest;
+import dev.modelkeeper.server.grpc.ModelMetadataResponse;
+import dev.modelkeeper.server.grpc.ModelReadyRequest;
+import dev.modelkeeper.server.grpc.ModelReadyResponse;
+import dev.modelkeeper.server.grpc.RepositoryIndexRequest;
+import dev.modelkeeper.server.grpc.RepositoryIndexResponse;
+import dev.modelkeeper.server.grpc.RepositoryModelLoadRequest;
+import dev.modelkeeper.server.grpc.RepositoryModelLoadResponse;
+import dev.modelkeeper.server.grpc.RepositoryModelUnloadRequest;
+import dev.modelkeeper.server.grpc.RepositoryModelUnloadResponse;
+import dev.modelkeeper.server.grpc.ServerLiveRequest;
+import dev.modelkeeper.server.grpc.ServerLiveResponse;
+import dev.modelkeeper.server.grpc.ServerMetadataRequest;
+import dev.modelkeeper.server.grpc.ServerMetadataResponse;
+import dev.modelkeeper.server.grpc.ServerReadyRequest;
+import dev.modelkeeper.server.grpc.ServerReadyResponse;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The gRPC endpoint: the {@code inference.GRPCInferenceService} of the Open Inference Protocol
+ * with Triton's repository methods, over the same inference path, repository operations, bearer
+ * token and error mapping as the REST API. Thread-safe.
+ *
+ * <p>Calls that may load, run or unload a model run on the server's worker pool and are bounded by
+ * the request timeout; a call whose client cancels it or whose deadline passes is answered by
+ * gRPC at once and its worker is interrupted, so a wait for a load or a lease stops. Messages
+ * larger than the request size limit are refused with RESOURCE_EXHAUSTED before they are read.
+ */
+final class GrpcEndpoint {
+
+  private static final System.Logger LOG = System.getLogger(GrpcEndpoint.class.getName());
+
+  /** The methods that need the bearer token when one is configured, as REST's repository API. */
+  private static final Set<String> PROTECTED =
+      Set.of(
+          GRPCInferenceServiceGrpc.getRepositoryIndexMethod().getFullMethodName(),
+          GRPCInferenceServiceGrpc.getRepositoryModelLoadMethod().getFullMethodName(),
+          GRPCInferenceServiceGrpc.getRepositoryModelUnloadMethod().getFullMethodName());
+
+  private static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+  private final Server server;
+
+  private GrpcEndpoint(Server server) {
+    this.server = server;
+  }
+
+  /**
+   * Binds {@code host:port} (0 = any free port) and starts serving.
+   *
+   * @throws IOException when the port cannot be bound
+   */
+  static GrpcEndpoint start(
+      String host,
+      int port,
+      int maxMessageBytes,
+      Service service,
+      BearerAuth auth,
+      ErrorMapper errors)
+      throws IOException {
+    ServerInterceptor authorize =
+        new ServerInterceptor() {
+          @Override
+          public <Q, A> ServerCall.Listener<Q> interceptCall(
+              ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+            if (auth != null && PROTECTED.contains(call.getMethodDescriptor().getFullMethodName())) {
+              try {
+                auth.check(headers.get(AUTHORIZATION));
+              } catch (UnauthorizedException e) {
+                call.close(errors.toStatus(e, "grpc"), new Metadata());
+                return new ServerCall.Listener<Q>() {};
+              }
+            }
+            return next.startCall(call, headers);
+          }
+        };
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
+            .maxInboundMessageSize(maxMessageBytes)
+            .addService(ServerInterceptors.intercept(service, authorize))
+            .build()
+            .start();
+    return new GrpcEndpoint(server);
+  }
+
+  /** The bound port. */
+  int port() {
+    return server.getPort();
+  }
+
+  /** Stops accepting calls; calls in flight go on until {@link #awaitStopped}. */
+  void stopAccepting() {
+    server.shutdown();
+  }
+
+  /** Waits up to {@code grace} for calls in flight, then cancels the rest. */
+  void awaitStopped(Duration grace) {
+    try {
+      if (!server.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+        LOG.log(Level.WARNING, "gRPC calls were still running after {0}; cancelling them", grace);
+        server.shutdownNow();
+        server.awaitTermination(5, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The service implementation. */
+  static final class Service extends GRPCInferenceServiceGrpc.GRPCInferenceServiceImplBase {
+
+    private final OipRoutes oip;
+    private final RepositoryRoutes repository;
+    private final InferenceService inference;
+    private final RequestRunner runner;
+    private final ErrorMapper errors;
+    private final ServerState state;
+    private final InflightBytes inflight;
+
+    Service(
+        OipRoutes oip,
+        RepositoryRoutes repository,
+        InferenceService inference,
+        RequestRunner runner,
+        ErrorMapper errors,
+        ServerState state,
+        InflightBytes inflight) {
+      this.oip = oip;
+      this.repository = repository;
+      this.inference = inference;
+      this.runner = runner;
+      this.errors = errors;
+      this.state = state;
+      this.inflight = inflight;
+    }
+
+    @Override
+    public void serverLive(ServerLiveRequest request, StreamObserver<ServerLiveResponse> out) {
+      answer(out, ServerLiveResponse.newBuilder().setLive(true).build());
+    }
+
+    @Override
+    public void serverReady(ServerReadyRequest request, StreamObserver<ServerReadyResponse> out) {
+      answer(
+          out,
+          ServerReadyResponse.newBuilder()
+              .setReady(state.phase() == ServerState.Phase.READY)
+              .build());
+    }
+
+    @Override
+    public void serverMetadata(
+        ServerMetadataRequest request, StreamObserver<ServerMetadataResponse> out) {
+      answer(
+          out,
+          ServerMetadataResponse.newBuilder()
+              .setName(OipRoutes.SERVER_NAME)
+              .setVersion(ServerVersion.get())
+              .addAllExtensions(OipRoutes.EXTENSIONS)
+              .build());
+    }
+
+    @Override
+    public void modelReady(ModelReadyRequest request, StreamObserver<ModelReadyResponse> out) {
+      run(
+          out,
+          () ->
+              ModelReadyResponse.newBuilder()
+                  .setReady(oip.notReadyReason(request.getName(), version(request.getVersion())) == null)
+                  .build());
+    }
+
+    @Override
+    public void modelMetadata(
+        ModelMetadataRequest request, StreamObserver<ModelMetadataResponse> out) {
+      run(
+          out,
+          () -> {
+            OipRoutes.ModelInfo info = oip.modelInfo(request.getName(), version(request.getVersion()));
+            ModelMetadata md = info.metadata();
+            ModelMetadataResponse.Builder b =
+                ModelMetadataResponse.newBuilder()
+                    .setName(request.getName())
+                    .addAllVersions(info.versions())
+                    .setPlatform(md.platform());
+            for (TensorSpec s : md.inputs()) {
+              b.addInputs(spec(s));
+            }
+            for (TensorSpec s : md.outputs()) {
+              b.addOutputs(spec(s));
+            }
+            return b.build();
+          });
+    }
+
+    @Override
+    public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
+      // the message and the tensors decoded from it, in the same in-flight budget as REST bodies
+      long bytes = 2L * request.getSerializedSize();
+      CompletableFuture<Void> admitted = inflight.reserve(bytes);
+      run(
+          out,
+          admitted,
+          () -> admitted.whenComplete((granted, refused) -> {
+            if (refused == null) {
+              inflight.release(bytes);
+            }
+          }),
+          () ->
+              GrpcTensors.encode(
+                  inference.infer(
+                      request.getModelName(),
+                      version(request.getModelVersion()),
+                      GrpcTensors.decode(request))));
+    }
+
+    @Override
+    public void repositoryIndex(
+        RepositoryIndexRequest request, StreamObserver<RepositoryIndexResponse> out) {
+      run(
+          out,
+          () -> {
+            RepositoryIndexResponse.Builder b = RepositoryIndexResponse.newBuilder();
+            for (RepositoryRoutes.IndexRow r : repository.index(request.getReady())) {
+              b.addModelsBuilder()
+                  .setName(r.name())
+                  .setVersion(r.version())
+                  .setState(r.state())
+                  .setReason(r.reason());
+            }
+            return b.build();
+          });
+    }
+
+    @Override
+    public void repositoryModelLoad(
+        RepositoryModelLoadRequest request, StreamObserver<RepositoryModelLoadResponse> out) {
+      run(
+          out,
+          () -> {
+            repository.load(request.getModelName());
+            return RepositoryModelLoadResponse.getDefaultInstance();
+          });
+    }
+
+    @Override
+    public void repositoryModelUnload(
+        RepositoryModelUnloadRequest request, StreamObserver<RepositoryModelUnloadResponse> out) {
+      run(
+          out,
+          () -> {
+            repository.unload(request.getModelName());
+            return RepositoryModelUnloadResponse.getDefaultInstance();
+          });
+    }
+
+    private static String version(String v) {
+      return v.isEmpty() ? null : v;
+    }
+
+    private static ModelMetadataResponse.TensorMetadata spec(TensorSpec s) {
+      return ModelMetadataResponse.TensorMetadata.newBuilder()
+          .setName(s.name())
+          .setDatatype(s.datatype().oipName())
+          .addAllShape(s.shape())
+          .build();
+    }
+
+    private static <T> void answer(StreamObserver<T> out, T response) {
+      out.onNext(response);
+      out.onCompleted();
+    }
+
+    /**
+     * Runs {@code action} on a worker and answers with its result or mapped failure; a cancelled
+     * call (client gone, deadline passed) interrupts the action.
+     */
+    private <T> void run(StreamObserver<T> out, Callable<T> action) {
+      run(out, CompletableFuture.completedFuture(null), () -> {}, action);
+    }
+
+    /**
+     * As {@link #run(StreamObserver, Callable)} once {@code admitted} completes (without holding a
+     * worker while it waits); {@code done} runs when the call is answered or abandoned.
+     */
+    private <T> void run(
+        StreamObserver<T> out, CompletableFuture<?> admitted, Runnable done, Callable<T> action) {
+      String requestId = UUID.randomUUID().toString();
+      ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
+      AtomicReference<CompletableFuture<T>> running = new AtomicReference<>();
+      CompletableFuture<T> outcome =
+          admitted.thenCompose(
+              ignored -> {
+                CompletableFuture<T> f = runner.call(action);
+                running.set(f);
+                return f;
+              });
+      call.setOnCancelHandler(
+          () -> {
+            outcome.cancel(true);
+            CompletableFuture<T> f = running.get();
+            if (f != null) {
+              f.cancel(true);
+            }
+          });
+      outcome.whenComplete((result, failure) -> done.run());
+      outcome.whenComplete(
+          (result, failure) -> {
+            if (call.isCancelled()) {
+              return;
+            }
+            try {
+              if (failure == null) {
+                call.onNext(result);
+                call.onCompleted();
+              } else {
+                Status status = errors.toStatus(failure, requestId);
+                call.onError(status.asRuntimeException());
+              }
+            } catch (RuntimeException e) {
+              LOG.log(Level.DEBUG, "gRPC call " + requestId + " ended before its answer", e);
+            }
+          });
+    }
+  }
+}
