@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * A grouped bar chart drawn with java.awt into a given rectangle: one group per workload shape,
- * one bar per series, optional error whiskers and a small caption under each bar. Not thread-safe;
+ * A grouped bar chart drawn with java.awt into a given rectangle: one group per workload shape, one
+ * bar per series, optional error whiskers and a small caption under each bar. Not thread-safe;
  * build one, draw it once.
  *
  * @param title the panel title
@@ -31,7 +31,9 @@ record BarChart(
     double[][][] range,
     String[][] captions) {
 
-  /** A series' colour by its name, the same in every chart: ModelKeeper blue, each baseline its own. */
+  /**
+   * A series' colour by its name, the same in every chart: ModelKeeper blue, each baseline its own.
+   */
   static Color colour(String series, int index) {
     String s = series.toLowerCase(java.util.Locale.ROOT);
     if (s.contains("basemodelmanager")) {
@@ -73,7 +75,12 @@ record BarChart(
       for (int gr = 0; gr < groups.size(); gr++) {
         double v = values[s][gr];
         if (!Double.isNaN(v)) {
-          max = Math.max(max, range == null || Double.isNaN(range[1][s][gr]) ? v : Math.max(v, range[1][s][gr]));
+          max =
+              Math.max(
+                  max,
+                  range == null || Double.isNaN(range[1][s][gr])
+                      ? v
+                      : Math.max(v, range[1][s][gr]));
         }
       }
     }
@@ -93,7 +100,8 @@ record BarChart(
     Graphics2D rotated = (Graphics2D) g.create();
     rotated.rotate(-Math.PI / 2);
     rotated.setFont(base);
-    rotated.drawString(yLabel, -(top + bottom) / 2 - g.getFontMetrics(base).stringWidth(yLabel) / 2, area.x + 18);
+    rotated.drawString(
+        yLabel, -(top + bottom) / 2 - g.getFontMetrics(base).stringWidth(yLabel) / 2, area.x + 18);
     rotated.dispose();
 
     int groupWidth = (right - left) / groups.size();
@@ -110,7 +118,8 @@ record BarChart(
         g.setColor(colour(series.get(s), s));
         g.fillRect(x + 1, y, barWidth - 2, bottom - y);
         g.setColor(Color.BLACK);
-        boolean whisker = range != null && !Double.isNaN(range[0][s][gr]) && !Double.isNaN(range[1][s][gr]);
+        boolean whisker =
+            range != null && !Double.isNaN(range[0][s][gr]) && !Double.isNaN(range[1][s][gr]);
         if (whisker) {
           int y1 = yOf(range[1][s][gr], topValue, top, bottom);
           int y2 = yOf(Math.max(0, range[0][s][gr]), topValue, top, bottom);
@@ -138,7 +147,8 @@ record BarChart(
       g.setFont(base);
       String label = groups.get(gr);
       int lw = g.getFontMetrics().stringWidth(label);
-      g.drawString(label, left + gr * groupWidth + (groupWidth - lw) / 2, bottom + captionSpace + 18);
+      g.drawString(
+          label, left + gr * groupWidth + (groupWidth - lw) / 2, bottom + captionSpace + 18);
     }
     g.setColor(Color.BLACK);
     g.drawLine(left, bottom, right, bottom);

@@ -33,7 +33,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * tensor extension of REST, at 1, 8 and 64 closed-loop clients, batching off and on, measured side
  * by side in interleaved rounds; then per-model isolation, the p99 of a light model (iris) idle and
  * while the conv model is saturated by 64 clients. Writes {@code docs/bench/batching.md}, puts the
- * same section at the end of {@code docs/BENCHMARKS.md} and prints it. A few minutes on two cores. Not thread-safe; it is a program's entry point.
+ * same section at the end of {@code docs/BENCHMARKS.md} and prints it. A few minutes on two cores.
+ * Not thread-safe; it is a program's entry point.
  *
  * <p>{@code java -cp modelkeeper-benchmarks/target/benchmarks.jar
  * dev.modelkeeper.benchmarks.BatchingBench [--docs DIR] [--seconds N] [--rounds N]}
@@ -89,13 +90,15 @@ public final class BatchingBench {
     byte[] irisBody = irisRequest();
 
     double[] floor = inProcessFloor(off);
-    log("in-process ONNX Runtime: %.3f ms per single run, %.3f ms per row in runs of %d",
+    log(
+        "in-process ONNX Runtime: %.3f ms per single run, %.3f ms per row in runs of %d",
         floor[0], floor[1], CONV_BATCH);
 
     // ---- batching off vs on, interleaved rounds ----------------------------------------------
     Point[][] offPoints = new Point[CLIENTS.length][rounds];
     Point[][] onPoints = new Point[CLIENTS.length][rounds];
-    try (ModelKeeperServer offServer = start(off); ModelKeeperServer onServer = start(on)) {
+    try (ModelKeeperServer offServer = start(off);
+        ModelKeeperServer onServer = start(on)) {
       warm(offServer, "convnet", convBody);
       warm(onServer, "convnet", convBody);
       for (int r = 0; r < rounds; r++) {
@@ -120,17 +123,21 @@ public final class BatchingBench {
       Point[] conv = new Point[1];
       int saturateSeconds = seconds + 2;
       Thread saturate =
-          new Thread(() -> conv[0] = load(server, "convnet", convBody, 64, saturateSeconds), "saturate");
+          new Thread(
+              () -> conv[0] = load(server, "convnet", convBody, 64, saturateSeconds), "saturate");
       saturate.start();
       Thread.sleep(1000); // let the saturating clients reach steady state before measuring
       irisBusy = load(server, "iris", irisBody, 1, seconds);
       saturate.join(Duration.ofSeconds(seconds + 60).toMillis());
       convBusy = conv[0];
-      log("iris beside a saturated convnet: %s; convnet: %s", describe(irisBusy), describe(convBusy));
+      log(
+          "iris beside a saturated convnet: %s; convnet: %s",
+          describe(irisBusy), describe(convBusy));
     }
     double others = CpuSample.now().othersShareSince(cpuBefore);
     String report =
-        report(started, command, seconds, rounds, offPoints, onPoints, irisIdle, irisBusy, convBusy,
+        report(
+            started, command, seconds, rounds, offPoints, onPoints, irisIdle, irisBusy, convBusy,
             others, floor);
     Files.createDirectories(docs.resolve("bench"));
     Files.writeString(docs.resolve("bench").resolve("batching.md"), report, StandardCharsets.UTF_8);
@@ -138,7 +145,9 @@ public final class BatchingBench {
     System.out.println(report);
   }
 
-  /** Puts {@code section} at the end of {@code file}, replacing an earlier "## Batching" section. */
+  /**
+   * Puts {@code section} at the end of {@code file}, replacing an earlier "## Batching" section.
+   */
   private static void appendTo(Path file, String section) throws IOException {
     String text = Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
     int at = text.indexOf("\n## Batching\n");
@@ -205,7 +214,8 @@ public final class BatchingBench {
     DemoRepository.materialize(dir);
     Path config = dir.resolve("convnet").resolve("1").resolve(ModelConfig.FILE_NAME);
     ModelConfig old = ModelConfig.parse(Files.readString(config));
-    ModelConfig fresh = new ModelConfig(old.description(), old.labels(), old.expectedSizeBytes(), convnet);
+    ModelConfig fresh =
+        new ModelConfig(old.description(), old.labels(), old.expectedSizeBytes(), convnet);
     Files.writeString(config, fresh.toJson(), StandardCharsets.UTF_8);
     return dir;
   }
@@ -232,7 +242,10 @@ public final class BatchingBench {
   /** {@code clients} closed-loop clients for {@code seconds}; each request must answer 200. */
   static Point load(ModelKeeperServer server, String model, byte[] body, int clients, int seconds) {
     HttpClient http =
-        HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
     URI uri = URI.create("http://127.0.0.1:" + server.port() + "/v2/models/" + model + "/infer");
     int headerLength = headerLength(body);
     HttpRequest request =
@@ -257,7 +270,8 @@ public final class BatchingBench {
                   while (!stop.get()) {
                     long s = System.nanoTime();
                     try {
-                      HttpResponse<byte[]> r = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+                      HttpResponse<byte[]> r =
+                          http.send(request, HttpResponse.BodyHandlers.ofByteArray());
                       if (r.statusCode() != 200) {
                         failures.incrementAndGet();
                       } else if (!stop.get()) {
@@ -324,7 +338,9 @@ public final class BatchingBench {
     }
     return body(
         "{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":[1,3,64,64],"
-            + "\"parameters\":{\"binary_data_size\":" + n * 4 + "}}]}",
+            + "\"parameters\":{\"binary_data_size\":"
+            + n * 4
+            + "}}]}",
         data);
   }
 
@@ -339,8 +355,12 @@ public final class BatchingBench {
 
   private static String describe(Point p) {
     return String.format(
-        Locale.ROOT, "%.0f req/s, p50 %.2f ms, p99 %.2f ms, %d failed",
-        p.throughput(), p.p50Millis(), p.p99Millis(), p.failures());
+        Locale.ROOT,
+        "%.0f req/s, p50 %.2f ms, p99 %.2f ms, %d failed",
+        p.throughput(),
+        p.p50Millis(),
+        p.p99Millis(),
+        p.failures());
   }
 
   private static void log(String format, Object... args) {
@@ -379,27 +399,45 @@ public final class BatchingBench {
       double others,
       double[] floor) {
     StringBuilder sb = new StringBuilder();
-    String date = DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(started.atOffset(ZoneOffset.UTC).withNano(0));
+    String date =
+        DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(started.atOffset(ZoneOffset.UTC).withNano(0));
     sb.append("## Batching\n\n");
-    sb.append(String.format(Locale.ROOT,
-        "Measured %s UTC on %s; other processes kept %.0f%% of the CPUs busy during the run"
-            + " (the machine is shared). Command: `%s` (%d s per point, %d interleaved rounds,"
-            + " about %d min).\n\n",
-        date, Machine.summary(), others * 100, command, seconds, rounds,
-        Math.max(1, Duration.between(started, Instant.now()).toMinutes())));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "Measured %s UTC on %s; other processes kept %.0f%% of the CPUs busy during the run"
+                + " (the machine is shared). Command: `%s` (%d s per point, %d interleaved rounds,"
+                + " about %d min).\n\n",
+            date,
+            Machine.summary(),
+            others * 100,
+            command,
+            seconds,
+            rounds,
+            Math.max(1, Duration.between(started, Instant.now()).toMinutes())));
     sb.append("The demo's `convnet` (FP32 `[-1, 3, 64, 64]` in, three conv/ReLU/max-pool blocks, a")
         .append(" 2048-unit dense layer, 10 classes) over loopback REST with the binary tensor")
-        .append(" extension, closed-loop clients in the same JVM as the server. Off: `max_batch_size` 1,")
-        .append(" `max_concurrency` 2 (a run per core); on: `max_batch_size` ").append(CONV_BATCH)
-        .append(", `max_queue_delay` ").append(CONV_DELAY_MICROS).append(" µs, `max_concurrency` 1")
+        .append(
+            " extension, closed-loop clients in the same JVM as the server. Off: `max_batch_size` 1,")
+        .append(" `max_concurrency` 2 (a run per core); on: `max_batch_size` ")
+        .append(CONV_BATCH)
+        .append(", `max_queue_delay` ")
+        .append(CONV_DELAY_MICROS)
+        .append(" µs, `max_concurrency` 1")
         .append(" (one whole batch at a time; 2 split the queue into smaller batches and measured")
         .append(" lower); one intra-op thread each.")
         .append(" Figures pool every round of a setting.\n\n");
-    sb.append(String.format(Locale.ROOT,
-        "In-process floor, same run (`OnnxModel.infer` on one thread, no server): %.3f ms per"
-            + " single-row run, %.3f ms per row in runs of %d rows (%.2fx less per row).\n\n",
-        floor[0], floor[1], CONV_BATCH, floor[0] / floor[1]));
-    sb.append("| clients | off req/s | on req/s | ratio | off p50 ms | on p50 ms | off p99 ms | on p99 ms | p99 ratio | failed |\n");
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "In-process floor, same run (`OnnxModel.infer` on one thread, no server): %.3f ms per"
+                + " single-row run, %.3f ms per row in runs of %d rows (%.2fx less per row).\n\n",
+            floor[0],
+            floor[1],
+            CONV_BATCH,
+            floor[0] / floor[1]));
+    sb.append(
+        "| clients | off req/s | on req/s | ratio | off p50 ms | on p50 ms | off p99 ms | on p99 ms | p99 ratio | failed |\n");
     sb.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     double ratio64 = 0;
     double p99Ratio64 = 0;
@@ -412,41 +450,81 @@ public final class BatchingBench {
         ratio64 = ratio;
         p99Ratio64 = p99Ratio;
       }
-      sb.append(String.format(Locale.ROOT,
-          "| %d | %.0f | %.0f | %.2fx | %.2f | %.2f | %.2f | %.2f | %.2fx | %d |\n",
-          CLIENTS[c], a.throughput(), b.throughput(), ratio, a.p50Millis(), b.p50Millis(),
-          a.p99Millis(), b.p99Millis(), p99Ratio, a.failures() + b.failures()));
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "| %d | %.0f | %.0f | %.2fx | %.2f | %.2f | %.2f | %.2f | %.2fx | %d |\n",
+              CLIENTS[c],
+              a.throughput(),
+              b.throughput(),
+              ratio,
+              a.p50Millis(),
+              b.p50Millis(),
+              a.p99Millis(),
+              b.p99Millis(),
+              p99Ratio,
+              a.failures() + b.failures()));
     }
     int last = CLIENTS.length - 1;
     sb.append("\nEach round's throughput ratio at ").append(CLIENTS[last]).append(" clients:");
     for (int r = 0; r < off[last].length; r++) {
-      sb.append(String.format(Locale.ROOT, " %.2fx",
-          on[last][r].throughput() / off[last][r].throughput()));
+      sb.append(
+          String.format(
+              Locale.ROOT, " %.2fx", on[last][r].throughput() / off[last][r].throughput()));
     }
     sb.append(" (rounds differ as other processes' load changes; the table pools them).\n");
     double isolation = irisBusy.p99Millis() / irisIdle.p99Millis();
     sb.append("\nPer-model isolation: `iris` from one client, idle and while 64 clients saturate")
-        .append(" `convnet` (batching on, `max_concurrency` 1, so it holds at most one core) on the")
+        .append(
+            " `convnet` (batching on, `max_concurrency` 1, so it holds at most one core) on the")
         .append(" same server.\n\n");
     sb.append("| iris | req/s | p50 ms | p99 ms | failed |\n|---|---:|---:|---:|---:|\n");
-    sb.append(String.format(Locale.ROOT, "| idle | %.0f | %.2f | %.2f | %d |\n",
-        irisIdle.throughput(), irisIdle.p50Millis(), irisIdle.p99Millis(), irisIdle.failures()));
-    sb.append(String.format(Locale.ROOT, "| beside saturated convnet | %.0f | %.2f | %.2f | %d |\n",
-        irisBusy.throughput(), irisBusy.p50Millis(), irisBusy.p99Millis(), irisBusy.failures()));
-    sb.append(String.format(Locale.ROOT,
-        "\n(`convnet` meanwhile: %.0f req/s, p99 %.2f ms, %d failed.)\n\n",
-        convBusy.throughput(), convBusy.p99Millis(), convBusy.failures()));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "| idle | %.0f | %.2f | %.2f | %d |\n",
+            irisIdle.throughput(),
+            irisIdle.p50Millis(),
+            irisIdle.p99Millis(),
+            irisIdle.failures()));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "| beside saturated convnet | %.0f | %.2f | %.2f | %d |\n",
+            irisBusy.throughput(),
+            irisBusy.p50Millis(),
+            irisBusy.p99Millis(),
+            irisBusy.failures()));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "\n(`convnet` meanwhile: %.0f req/s, p99 %.2f ms, %d failed.)\n\n",
+            convBusy.throughput(),
+            convBusy.p99Millis(),
+            convBusy.failures()));
     sb.append("Verdicts against the issue's targets:\n\n");
-    sb.append(String.format(Locale.ROOT, "- 64 clients, throughput with batching ≥ 2x: %.2fx, %s.\n",
-        ratio64, ratio64 >= 2 ? "met" : "MISSED"));
-    sb.append(String.format(Locale.ROOT, "- 64 clients, p99 with batching ≤ 1.5x: %.2fx, %s.\n",
-        p99Ratio64, p99Ratio64 <= 1.5 ? "met" : "MISSED"));
-    sb.append(String.format(Locale.ROOT,
-        "- iris p99 beside a saturated model ≤ 2x its idle p99: %.2fx, %s.\n",
-        isolation, isolation <= 2 ? "met" : "MISSED"));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "- 64 clients, throughput with batching ≥ 2x: %.2fx, %s.\n",
+            ratio64,
+            ratio64 >= 2 ? "met" : "MISSED"));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "- 64 clients, p99 with batching ≤ 1.5x: %.2fx, %s.\n",
+            p99Ratio64,
+            p99Ratio64 <= 1.5 ? "met" : "MISSED"));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "- iris p99 beside a saturated model ≤ 2x its idle p99: %.2fx, %s.\n",
+            isolation,
+            isolation <= 2 ? "met" : "MISSED"));
     if (ratio64 < 2) {
       sb.append("\nWhere the throughput goes: batching divides only the model's own cost per row")
-          .append(" (the floor above), not the per-request cost of HTTP, decoding, encoding and the")
+          .append(
+              " (the floor above), not the per-request cost of HTTP, decoding, encoding and the")
           .append(" load generator, which here share the same two cores, partly taken by other")
           .append(" processes; the end-to-end ratio is therefore below the in-process one.\n");
     }

@@ -6,21 +6,21 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.BiFunction;
 
 /**
- * The benchmark command: {@code java -jar benchmarks.jar [all|quick|hotpath|stampede|parallel|churn|diagnose]
- * [--docs DIR] [--command TEXT] [--since EPOCH_SECONDS]}. {@code all} runs everything with the
- * published settings and rewrites {@code DIR/BENCHMARKS.md} and its charts; {@code quick} runs
- * everything briefly into {@code target/bench-quick}; the others run one part and print it. Not
- * thread-safe; it is the program's entry point.
+ * The benchmark command: {@code java -jar benchmarks.jar
+ * [all|quick|hotpath|stampede|parallel|churn|diagnose] [--docs DIR] [--command TEXT] [--since
+ * EPOCH_SECONDS]}. {@code all} runs everything with the published settings and rewrites {@code
+ * DIR/BENCHMARKS.md} and its charts; {@code quick} runs everything briefly into {@code
+ * target/bench-quick}; the others run one part and print it. Not thread-safe; it is the program's
+ * entry point.
  */
 public final class BenchMain {
 
@@ -42,8 +42,10 @@ public final class BenchMain {
       switch (args[i]) {
         case "--docs" -> docs = Path.of(value(args, ++i, "--docs"));
         case "--command" -> command = value(args, ++i, "--command");
-        case "--since" -> since = Instant.ofEpochSecond(Long.parseLong(value(args, ++i, "--since")));
-        case "all", "quick", "hotpath", "stampede", "parallel", "churn", "diagnose" -> what = args[i];
+        case "--since" ->
+            since = Instant.ofEpochSecond(Long.parseLong(value(args, ++i, "--since")));
+        case "all", "quick", "hotpath", "stampede", "parallel", "churn", "diagnose" ->
+            what = args[i];
         default -> {
           System.err.println("unknown argument '" + args[i] + "'; usage: " + usage());
           System.exit(2);
@@ -52,10 +54,17 @@ public final class BenchMain {
     }
     Settings settings = what.equals("quick") ? Settings.QUICK : Settings.FULL;
     Path target = jarDirectory();
-    Path out = what.equals("quick") ? target.resolve("bench-quick") : what.equals("all") ? docs : null;
+    Path out =
+        what.equals("quick") ? target.resolve("bench-quick") : what.equals("all") ? docs : null;
     Path logs = target.resolve("bench-logs");
     Files.createDirectories(logs);
-    System.out.println("modelkeeper benchmarks (" + what + ", " + settings.name() + " settings) on " + Machine.summary());
+    System.out.println(
+        "modelkeeper benchmarks ("
+            + what
+            + ", "
+            + settings.name()
+            + " settings) on "
+            + Machine.summary());
 
     if (what.equals("diagnose")) {
       Diagnose.run(logs);
@@ -84,14 +93,21 @@ public final class BenchMain {
     }
     if (every || what.equals("hotpath")) {
       CpuSample before = CpuSample.now();
-      hot.addAll(HotPath.run(settings.plan(), settings.hotThreads(), HotPath.IMPLS, logs.resolve("jmh"), since.plus(TIME_BOUND)));
+      hot.addAll(
+          HotPath.run(
+              settings.plan(),
+              settings.hotThreads(),
+              HotPath.IMPLS,
+              logs.resolve("jmh"),
+              since.plus(TIME_BOUND)));
       background.put("hot path", CpuSample.now().othersShareSince(before));
     }
     Results results = new Results(hot, stampede, parallel, churn, settings, background);
     String runtime = minutes(Duration.between(since, Instant.now()));
     Report.Context context =
         new Report.Context(
-            DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)),
+            DateTimeFormatter.ISO_INSTANT.format(
+                Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)),
             command,
             runtime + (what.equals("all") ? "" : " (" + what + ")"),
             Machine.describe());
@@ -130,7 +146,12 @@ public final class BenchMain {
         System.out.printf(
             Locale.ROOT,
             "stampede  %-26s round %d: %d constructor call(s), wall %.1f ms for a %.1f ms load, %d failed%n",
-            r.design(), round + 1, r.constructorCalls(), r.wallNanos() / 1e6, r.loadNanos() / 1e6, r.failures());
+            r.design(),
+            round + 1,
+            r.constructorCalls(),
+            r.wallNanos() / 1e6,
+            r.loadNanos() / 1e6,
+            r.failures());
       }
     }
   }
@@ -145,7 +166,12 @@ public final class BenchMain {
         System.out.printf(
             Locale.ROOT,
             "parallel  %-26s round %d: %d constructor call(s), wall %.1f ms = %.2fx one load, %d failed%n",
-            r.design(), round + 1, r.constructorCalls(), r.wallNanos() / 1e6, r.wallOverLoad(), r.failures());
+            r.design(),
+            round + 1,
+            r.constructorCalls(),
+            r.wallNanos() / 1e6,
+            r.wallOverLoad(),
+            r.failures());
       }
     }
   }
@@ -158,8 +184,17 @@ public final class BenchMain {
         System.out.printf(
             Locale.ROOT,
             "churn     %-26s %d threads: %.0f good req/s, p99 %.2f ms, failed %d, cleared in use %d, loads %d, evictions %d, dup %d, live peak %d mean %.2f%n",
-            r.design(), threads, r.throughput(), r.p99() / 1e6, r.failed(), r.clearedInUse(), r.loads(), r.evictions(),
-            r.duplicateConstructors(), r.maxLive(), r.meanLive());
+            r.design(),
+            threads,
+            r.throughput(),
+            r.p99() / 1e6,
+            r.failed(),
+            r.clearedInUse(),
+            r.loads(),
+            r.evictions(),
+            r.duplicateConstructors(),
+            r.maxLive(),
+            r.meanLive());
       }
     }
   }
@@ -183,7 +218,10 @@ public final class BenchMain {
     return String.format(Locale.ROOT, "%d min %02d s", d.toMinutes(), d.toSecondsPart());
   }
 
-  /** The folder of the running jar (its {@code target/}), or the working directory when run from classes. */
+  /**
+   * The folder of the running jar (its {@code target/}), or the working directory when run from
+   * classes.
+   */
   private static Path jarDirectory() throws IOException {
     try {
       Path p = Path.of(BenchMain.class.getProtectionDomain().getCodeSource().getLocation().toURI());

@@ -25,7 +25,11 @@ final class Charts {
     List<String[]> shapes = new ArrayList<>();
     for (String keys : List.of("same", "zipf")) {
       for (int threads : r.settings().hotThreads()) {
-        groups.add((keys.equals("same") ? "same key" : "Zipf over 64") + ", " + threads + (threads == 1 ? " thread" : " threads"));
+        groups.add(
+            (keys.equals("same") ? "same key" : "Zipf over 64")
+                + ", "
+                + threads
+                + (threads == 1 ? " thread" : " threads"));
         shapes.add(new String[] {keys, String.valueOf(threads)});
       }
     }
@@ -55,7 +59,10 @@ final class Charts {
     write(file, 1400, 620, (g, w, h) -> chart.draw(g, new Rectangle(0, 0, w, h)));
   }
 
-  /** Churn throughput per design and client count, with failures and cleared-in-use under each bar; then p99. */
+  /**
+   * Churn throughput per design and client count, with failures and cleared-in-use under each bar;
+   * then p99.
+   */
   static void churn(Results r, Path file) throws IOException {
     List<String> designs = List.of(Design.MODELKEEPER, Design.CAFFEINE, Design.ONE_LOCK);
     List<Integer> threads = r.settings().churnThreads();
@@ -70,7 +77,10 @@ final class Charts {
         tput[s][g] = res.map(Churn.Result::throughput).orElse(Double.NaN);
         p99[s][g] = res.map(x -> x.p99() / 1e6).orElse(Double.NaN);
         captions[s][g] =
-            res.map(x -> String.format(Locale.ROOT, "failed %d%ncleared %d", x.failed(), x.clearedInUse()))
+            res.map(
+                    x ->
+                        String.format(
+                            Locale.ROOT, "failed %d%ncleared %d", x.failed(), x.clearedInUse()))
                 .orElse(null);
       }
     }
@@ -113,7 +123,8 @@ final class Charts {
     Graphics2D g = image.createGraphics();
     try {
       g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-      g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
+      g.setRenderingHint(
+          RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
       painter.paint(g, width, height);
     } finally {
       g.dispose();

@@ -29,9 +29,9 @@ final class Churn {
 
   /**
    * What one design did in the measured window. {@code good} requests got a model, worked on it and
-   * it was not cleared meanwhile; latency percentiles are over those, in nanoseconds. {@code maxLive}
-   * and {@code meanLive} count model instances that existed (constructed, not cleared): the peak,
-   * and the average sampled every millisecond.
+   * it was not cleared meanwhile; latency percentiles are over those, in nanoseconds. {@code
+   * maxLive} and {@code meanLive} count model instances that existed (constructed, not cleared):
+   * the peak, and the average sampled every millisecond.
    */
   record Result(
       String design,
@@ -60,7 +60,9 @@ final class Churn {
 
   private Churn() {}
 
-  /** Runs {@code threads} clients against the design that {@code factory} builds over a fresh world. */
+  /**
+   * Runs {@code threads} clients against the design that {@code factory} builds over a fresh world.
+   */
   static Result run(Config c, int threads, BiFunction<FakeWorld, Integer, Design> factory)
       throws InterruptedException {
     FakeWorld world = new FakeWorld(c.loadMillis());

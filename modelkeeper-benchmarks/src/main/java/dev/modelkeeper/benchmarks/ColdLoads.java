@@ -35,7 +35,8 @@ final class ColdLoads {
   private ColdLoads() {}
 
   /** {@code threads} callers ask for one cold model whose load takes {@code loadMillis}. */
-  static Round stampede(int threads, long loadMillis, BiFunction<FakeWorld, Integer, Design> factory)
+  static Round stampede(
+      int threads, long loadMillis, BiFunction<FakeWorld, Integer, Design> factory)
       throws InterruptedException {
     return round(threads, 1, loadMillis, factory);
   }

@@ -27,14 +27,21 @@ record CpuSample(long total, long busy, long own) {
       String self = Files.readString(Path.of("/proc/self/stat"));
       String[] f = self.substring(self.lastIndexOf(')') + 2).trim().split("\\s+");
       // after the command name: state is field 3, utime 14, stime 15, cutime 16, cstime 17
-      long own = Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13]) + Long.parseLong(f[14]);
+      long own =
+          Long.parseLong(f[11])
+              + Long.parseLong(f[12])
+              + Long.parseLong(f[13])
+              + Long.parseLong(f[14]);
       return new CpuSample(total, total - idle, own);
     } catch (IOException | RuntimeException e) {
       return new CpuSample(0, 0, 0);
     }
   }
 
-  /** The share (0..1) of all CPUs that other processes kept busy since {@code before}; NaN if unknown. */
+  /**
+   * The share (0..1) of all CPUs that other processes kept busy since {@code before}; NaN if
+   * unknown.
+   */
   double othersShareSince(CpuSample before) {
     long t = total - before.total;
     if (t <= 0) {

@@ -93,8 +93,9 @@ interface Design {
    * on this machine, under every design.
    */
   static Design floor(FakeWorld world, int budget) {
-    java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.CompletableFuture<FakeModel>> futures =
-        new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.concurrent.ConcurrentHashMap<
+            String, java.util.concurrent.CompletableFuture<FakeModel>>
+        futures = new java.util.concurrent.ConcurrentHashMap<>();
     return new Design() {
       @Override
       public String name() {
@@ -103,7 +104,8 @@ interface Design {
 
       @Override
       public boolean serve(String id, long workNanos) {
-        java.util.concurrent.CompletableFuture<FakeModel> mine = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<FakeModel> mine =
+            new java.util.concurrent.CompletableFuture<>();
         java.util.concurrent.CompletableFuture<FakeModel> f = futures.putIfAbsent(id, mine);
         if (f == null) {
           mine.complete(world.create(id));

@@ -10,8 +10,9 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * {@code benchmarks.jar diagnose}: the ingredient costs of a lease ({@link LeaseCostBenchmark}) next
- * to the real lease and Caffeine, at 1 and 2 threads, printed as a table. Not thread-safe; run once.
+ * {@code benchmarks.jar diagnose}: the ingredient costs of a lease ({@link LeaseCostBenchmark})
+ * next to the real lease and Caffeine, at 1 and 2 threads, printed as a table. Not thread-safe; run
+ * once.
  */
 final class Diagnose {
 
@@ -19,7 +20,8 @@ final class Diagnose {
 
   static void run(Path logs) throws Exception {
     for (int threads : List.of(1, 2)) {
-      // one thread: the per-call cost of each ingredient (Zipf keys); two: also the same-key contention
+      // one thread: the per-call cost of each ingredient (Zipf keys); two: also the same-key
+      // contention
       String[] keys = threads == 1 ? new String[] {"zipf"} : new String[] {"same", "zipf"};
       Collection<RunResult> results =
           new Runner(
@@ -40,7 +42,11 @@ final class Diagnose {
       System.out.printf("%n%d thread(s), million operations per second:%n", threads);
       results.stream()
           .sorted(
-              java.util.Comparator.comparing((RunResult r) -> r.getParams().getParam("keys") == null ? "" : r.getParams().getParam("keys"))
+              java.util.Comparator.comparing(
+                      (RunResult r) ->
+                          r.getParams().getParam("keys") == null
+                              ? ""
+                              : r.getParams().getParam("keys"))
                   .thenComparing(r -> r.getParams().getBenchmark()))
           .forEach(
               r ->

@@ -43,8 +43,8 @@ final class FakeWorld implements ModelRegistry {
   }
 
   /**
-   * Constructs a model of {@code id}: counts the call, notes whether another constructor of the same
-   * identifier is running (a duplicate), and sleeps for the load time.
+   * Constructs a model of {@code id}: counts the call, notes whether another constructor of the
+   * same identifier is running (a duplicate), and sleeps for the load time.
    */
   FakeModel create(String id) {
     long start = System.nanoTime();

@@ -15,12 +15,16 @@ import java.util.function.IntConsumer;
  */
 final class Gate {
 
-  /** The outcome of one release: wall time, and the first failure (if any) with the failure count. */
+  /**
+   * The outcome of one release: wall time, and the first failure (if any) with the failure count.
+   */
   record Outcome(long wallNanos, long failures, Throwable firstFailure) {}
 
   private Gate() {}
 
-  /** Runs {@code task.accept(i)} on thread {@code i} for {@code i < threads}, all released at once. */
+  /**
+   * Runs {@code task.accept(i)} on thread {@code i} for {@code i < threads}, all released at once.
+   */
   static Outcome release(int threads, IntConsumer task) throws InterruptedException {
     CountDownLatch ready = new CountDownLatch(threads);
     CountDownLatch go = new CountDownLatch(1);

@@ -39,19 +39,24 @@ final class HotPath {
    * One figure: the median throughput of all measured iterations in operations per microsecond (=
    * millions per second), and a 99% confidence interval of that median.
    */
-  record Figure(String impl, String keys, int threads, double score, double low, double high, int samples) {}
+  record Figure(
+      String impl, String keys, int threads, double score, double low, double high, int samples) {}
 
   /** The confidence of the interval around each median. */
   static final double CONFIDENCE = 0.99;
 
   /** How long JMH measures each configuration: {@code forks} rounds of one fork each. */
-  record Plan(int forks, int warmups, TimeValue warmupTime, int iterations, TimeValue iterationTime) {
+  record Plan(
+      int forks, int warmups, TimeValue warmupTime, int iterations, TimeValue iterationTime) {
 
     /** A rough upper bound of the wall time of one configuration, JVM start included. */
     double secondsPerConfig() {
       return forks
-          * (3.5 + warmups * warmupTime.convertTo(java.util.concurrent.TimeUnit.MILLISECONDS) / 1e3
-              + iterations * iterationTime.convertTo(java.util.concurrent.TimeUnit.MILLISECONDS) / 1e3);
+          * (3.5
+              + warmups * warmupTime.convertTo(java.util.concurrent.TimeUnit.MILLISECONDS) / 1e3
+              + iterations
+                  * iterationTime.convertTo(java.util.concurrent.TimeUnit.MILLISECONDS)
+                  / 1e3);
     }
   }
 
@@ -83,7 +88,8 @@ final class HotPath {
    * which keeps the whole command within its time bound on a busy machine. JMH's log goes to files
    * next to {@code log}.
    */
-  static List<Figure> run(Plan plan, List<Integer> threadCounts, List<String> impls, Path log, Instant deadline)
+  static List<Figure> run(
+      Plan plan, List<Integer> threadCounts, List<String> impls, Path log, Instant deadline)
       throws RunnerException {
     Map<String, List<Double>> stats = new LinkedHashMap<>();
     int configs = 2 * impls.size() * threadCounts.size();
@@ -128,7 +134,11 @@ final class HotPath {
             System.out.printf(
                 Locale.ROOT,
                 "  round %d/%d  %-18s %-5s %d thread(s): %7.2f M ops/s%n",
-                round + 1, plan.forks(), impl, r.getParams().getParam("keys"), threads,
+                round + 1,
+                plan.forks(),
+                impl,
+                r.getParams().getParam("keys"),
+                threads,
                 r.getPrimaryResult().getScore());
           }
         }
@@ -139,7 +149,9 @@ final class HotPath {
     stats.forEach(
         (key, s) -> {
           String[] k = key.split("/");
-          double[] m = Stats.medianWithInterval(s.stream().mapToDouble(Double::doubleValue).toArray(), CONFIDENCE);
+          double[] m =
+              Stats.medianWithInterval(
+                  s.stream().mapToDouble(Double::doubleValue).toArray(), CONFIDENCE);
           out.add(new Figure(k[0], k[1], Integer.parseInt(k[2]), m[0], m[1], m[2], s.size()));
         });
     return out;

@@ -80,7 +80,10 @@ public class HotPathBenchmark {
     }
   }
 
-  /** One benchmark thread's keys: a constant, or its own Zipf sequence. Not thread-safe: JMH confines it to one thread. */
+  /**
+   * One benchmark thread's keys: a constant, or its own Zipf sequence. Not thread-safe: JMH
+   * confines it to one thread.
+   */
   @State(Scope.Thread)
   public static class Keys {
 
@@ -98,7 +101,8 @@ public class HotPathBenchmark {
         sequence = new String[SEQUENCE];
         java.util.Arrays.fill(sequence, ids[0]);
       } else if ("zipf".equals(keys)) {
-        sequence = new Zipf(MODELS, ZIPF_EXPONENT).keys(ids, SEQUENCE, 1_000L + thread.getThreadIndex());
+        sequence =
+            new Zipf(MODELS, ZIPF_EXPONENT).keys(ids, SEQUENCE, 1_000L + thread.getThreadIndex());
       } else {
         throw new IllegalArgumentException("keys must be same or zipf, was " + keys);
       }

@@ -38,7 +38,9 @@ final class Latencies {
     return all;
   }
 
-  /** The nearest-rank percentile {@code p} (0 < p <= 100) of ascending {@code sorted}; 0 when empty. */
+  /**
+   * The nearest-rank percentile {@code p} (0 < p <= 100) of ascending {@code sorted}; 0 when empty.
+   */
   static long percentile(long[] sorted, double p) {
     if (!(p > 0 && p <= 100)) {
       throw new IllegalArgumentException("percentile must be in (0, 100], was " + p);

@@ -19,7 +19,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * taken apart. Each method adds or removes one ingredient of {@code BaseModelManager}'s lease (map
  * read, CAS'd lease word, ticker read, shared recency write, lease allocation with a CAS'd close
  * flag) on structures that mimic it, so the cost of each ingredient shows as a difference. The
- * replica structures are shared by the benchmark threads; they are thread-safe the way the core's are.
+ * replica structures are shared by the benchmark threads; they are thread-safe the way the core's
+ * are.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)

@@ -8,7 +8,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
-/** Describes the machine a run happened on, from /proc and {@code java -version}. Stateless and thread-safe. */
+/**
+ * Describes the machine a run happened on, from /proc and {@code java -version}. Stateless and
+ * thread-safe.
+ */
 final class Machine {
 
   private Machine() {}
@@ -59,7 +62,9 @@ final class Machine {
       p.waitFor(30, TimeUnit.SECONDS);
       return out.endsWith("\n") ? out : out + "\n";
     } catch (IOException e) {
-      return "java.version=" + System.getProperty("java.version") + " (could not run java -version)\n";
+      return "java.version="
+          + System.getProperty("java.version")
+          + " (could not run java -version)\n";
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return "java.version=" + System.getProperty("java.version") + "\n";
@@ -89,6 +94,8 @@ final class Machine {
         + System.getProperty("java.vm.name")
         + " "
         + System.getProperty("java.version")
-        + lines(Path.of("/proc/loadavg")).stream().map(l -> ", load average " + l).collect(Collectors.joining());
+        + lines(Path.of("/proc/loadavg")).stream()
+            .map(l -> ", load average " + l)
+            .collect(Collectors.joining());
   }
 }

@@ -33,7 +33,10 @@ final class OneLockLru {
     this.maxSize = maxSize;
   }
 
-  /** Loads {@code id} unless resident, evicting least recently used models first; the lock is held throughout. */
+  /**
+   * Loads {@code id} unless resident, evicting least recently used models first; the lock is held
+   * throughout.
+   */
   synchronized void addModel(String id) {
     if (models.get(id) != null) {
       return; // the get moved it to the most recently used end

@@ -86,7 +86,9 @@ public final class ProtocolBench {
         i += l.length;
       }
       Arrays.sort(all);
-      return all.length == 0 ? Double.NaN : all[Math.min(all.length - 1, (int) (p * all.length))] / 1e3;
+      return all.length == 0
+          ? Double.NaN
+          : all[Math.min(all.length - 1, (int) (p * all.length))] / 1e3;
     }
   }
 
@@ -142,19 +144,28 @@ public final class ProtocolBench {
         }
         for (int r = 0; r < rounds; r++) {
           for (String model : MODELS) {
-            floor.merge(model, floor(repo, model, seconds), (a, b) -> new double[] {
-                a[0] + b[0], Math.min(a[1], b[1]), a[2] + b[2]});
+            floor.merge(
+                model,
+                floor(repo, model, seconds),
+                (a, b) -> new double[] {a[0] + b[0], Math.min(a[1], b[1]), a[2] + b[2]});
             for (int n : CLIENTS) {
               List<String> order = new ArrayList<>(PROTOCOLS);
               java.util.Collections.rotate(order, r);
               for (String protocol : order) {
-                Cell cell = cells.computeIfAbsent(model + "|" + protocol + "|" + n, k -> new Cell());
+                Cell cell =
+                    cells.computeIfAbsent(model + "|" + protocol + "|" + n, k -> new Cell());
                 Cell one = run(clients.get(protocol), model, n, seconds);
                 cell.latencies.addAll(one.latencies);
                 cell.requests += one.requests;
                 cell.seconds += one.seconds;
-                System.out.printf(Locale.ROOT, "round %d %-10s %-11s %2d clients: %,9.0f req/s%n",
-                    r + 1, model, protocol, n, one.rate());
+                System.out.printf(
+                    Locale.ROOT,
+                    "round %d %-10s %-11s %2d clients: %,9.0f req/s%n",
+                    r + 1,
+                    model,
+                    protocol,
+                    n,
+                    one.rate());
               }
             }
           }
@@ -164,8 +175,15 @@ public final class ProtocolBench {
       }
     }
     double others = CpuSample.now().othersShareSince(cpuBefore);
-    String md = report(cells, floor, rounds, seconds, others, command,
-        Duration.between(started, Instant.now()));
+    String md =
+        report(
+            cells,
+            floor,
+            rounds,
+            seconds,
+            others,
+            command,
+            Duration.between(started, Instant.now()));
     Files.createDirectories(docs.resolve("bench"));
     Files.writeString(docs.resolve("bench").resolve("protocols.md"), md);
     appendSection(docs.resolve("BENCHMARKS.md"), md);
@@ -279,7 +297,8 @@ public final class ProtocolBench {
     return (model, row) -> {
       StringBuilder sb = new StringBuilder(64 + row.length * 12);
       sb.append("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,")
-          .append(row.length).append("],\"data\":[");
+          .append(row.length)
+          .append("],\"data\":[");
       for (int i = 0; i < row.length; i++) {
         if (i > 0) {
           sb.append(',');
@@ -301,8 +320,10 @@ public final class ProtocolBench {
   private static Client binary(HttpClient http, String base) {
     return (model, row) -> {
       byte[] header =
-          ("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1," + row.length
-                  + "],\"parameters\":{\"binary_data_size\":" + row.length * 4
+          ("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,"
+                  + row.length
+                  + "],\"parameters\":{\"binary_data_size\":"
+                  + row.length * 4
                   + "}}],\"parameters\":{\"binary_data_output\":true}}")
               .getBytes(StandardCharsets.UTF_8);
       ByteBuffer body =
@@ -365,33 +386,58 @@ public final class ProtocolBench {
       Duration took) {
     StringBuilder md = new StringBuilder();
     md.append("## Protocols\n\n");
-    md.append("JSON REST, binary REST (binary tensor data extension) and gRPC (raw contents) against ")
+    md.append(
+            "JSON REST, binary REST (binary tensor data extension) and gRPC (raw contents) against ")
         .append("one in-process server over loopback, closed-loop clients sending one row per ")
         .append("request, next to the in-process floor: `OrtSession.run` on the same input in the ")
         .append("same run (one thread). ")
-        .append(String.format(Locale.ROOT, "%d interleaved rounds of %.1f s per cell (protocol ", rounds, seconds))
+        .append(
+            String.format(
+                Locale.ROOT,
+                "%d interleaved rounds of %.1f s per cell (protocol ",
+                rounds,
+                seconds))
         .append("order rotated each round).\n\n");
     md.append("- Date: ")
-        .append(DateTimeFormatter.ISO_LOCAL_DATE_TIME.withZone(ZoneOffset.UTC).format(Instant.now()))
-        .append(" UTC; took ").append(took.toSeconds()).append(" s\n");
+        .append(
+            DateTimeFormatter.ISO_LOCAL_DATE_TIME.withZone(ZoneOffset.UTC).format(Instant.now()))
+        .append(" UTC; took ")
+        .append(took.toSeconds())
+        .append(" s\n");
     md.append("- Machine: ").append(Machine.summary()).append('\n');
-    md.append(String.format(Locale.ROOT,
-        "- CPU used by other processes during the run: %.0f %% (a shared machine: figures are"
-            + " comparable within this run only)%n", others * 100));
+    md.append(
+        String.format(
+            Locale.ROOT,
+            "- CPU used by other processes during the run: %.0f %% (a shared machine: figures are"
+                + " comparable within this run only)%n",
+            others * 100));
     md.append("- Command: `").append(command).append("`\n\n");
     md.append("| model | clients | protocol | req/s | p50 µs | p99 µs | vs JSON REST |\n");
     md.append("|---|---:|---|---:|---:|---:|---:|\n");
     for (String model : MODELS) {
       double[] f = floor.get(model);
-      md.append(String.format(Locale.ROOT, "| %s | 1 | in-process floor (OrtSession.run) | %,.0f | %.1f | | |%n",
-          model, f[0] / f[2], f[1]));
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | 1 | in-process floor (OrtSession.run) | %,.0f | %.1f | | |%n",
+              model,
+              f[0] / f[2],
+              f[1]));
       for (int n : CLIENTS) {
         double jsonRate = cells.get(model + "|JSON REST|" + n).rate();
         for (String protocol : PROTOCOLS) {
           Cell c = cells.get(model + "|" + protocol + "|" + n);
-          md.append(String.format(Locale.ROOT, "| %s | %d | %s | %,.0f | %.0f | %.0f | %.2fx |%n",
-              model, n, protocol, c.rate(), c.percentileMicros(0.50), c.percentileMicros(0.99),
-              c.rate() / jsonRate));
+          md.append(
+              String.format(
+                  Locale.ROOT,
+                  "| %s | %d | %s | %,.0f | %.0f | %.0f | %.2fx |%n",
+                  model,
+                  n,
+                  protocol,
+                  c.rate(),
+                  c.percentileMicros(0.50),
+                  c.percentileMicros(0.99),
+                  c.rate() / jsonRate));
         }
       }
     }
@@ -399,17 +445,28 @@ public final class ProtocolBench {
     double json8 = cells.get("mlp-medium|JSON REST|8").rate();
     for (String protocol : List.of("binary REST", "gRPC")) {
       double ratio = cells.get("mlp-medium|" + protocol + "|8").rate() / json8;
-      md.append(String.format(Locale.ROOT,
-          "- %s on mlp-medium at 8 clients: %.2fx JSON REST throughput (target ≥ 1.5x): %s%n",
-          protocol, ratio, ratio >= 1.5 ? "met" : "NOT met"));
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "- %s on mlp-medium at 8 clients: %.2fx JSON REST throughput (target ≥ 1.5x): %s%n",
+              protocol,
+              ratio,
+              ratio >= 1.5 ? "met" : "NOT met"));
     }
     for (String model : MODELS) {
       double floorP50 = floor.get(model)[1];
       for (String protocol : PROTOCOLS) {
         double p50 = cells.get(model + "|" + protocol + "|1").percentileMicros(0.50);
-        md.append(String.format(Locale.ROOT,
-            "- %s 1-client round trip on %s: p50 %.0f µs = %.1fx the floor's %.1f µs (target ≤ 10x): %s%n",
-            protocol, model, p50, p50 / floorP50, floorP50, p50 / floorP50 <= 10 ? "met" : "NOT met"));
+        md.append(
+            String.format(
+                Locale.ROOT,
+                "- %s 1-client round trip on %s: p50 %.0f µs = %.1fx the floor's %.1f µs (target ≤ 10x): %s%n",
+                protocol,
+                model,
+                p50,
+                p50 / floorP50,
+                floorP50,
+                p50 / floorP50 <= 10 ? "met" : "NOT met"));
       }
     }
     md.append("\n").append(NOTE).append("\n");

@@ -54,7 +54,13 @@ final class Report {
       b.append("- Other processes on this shared machine used, of its CPUs, while each part ran: ")
           .append(
               r.background().entrySet().stream()
-                  .map(e -> e.getKey() + " " + (e.getValue().isNaN() ? "unknown" : Math.round(e.getValue() * 100) + "%"))
+                  .map(
+                      e ->
+                          e.getKey()
+                              + " "
+                              + (e.getValue().isNaN()
+                                  ? "unknown"
+                                  : Math.round(e.getValue() * 100) + "%"))
                   .collect(Collectors.joining(", ")))
           .append(" (from /proc/stat, minus this process and its forks)\n");
     }
@@ -80,9 +86,9 @@ final class Report {
   }
 
   /**
-   * {@code generated} followed by every {@code *.md} file of {@code sectionsDir} (the sections other
-   * harnesses write, for example {@code docs/bench/protocols.md}), verbatim and in file-name order,
-   * so that regenerating the file never drops them. A missing folder adds nothing.
+   * {@code generated} followed by every {@code *.md} file of {@code sectionsDir} (the sections
+   * other harnesses write, for example {@code docs/bench/protocols.md}), verbatim and in file-name
+   * order, so that regenerating the file never drops them. A missing folder adds nothing.
    */
   static String withSections(String generated, Path sectionsDir) throws IOException {
     StringBuilder b = new StringBuilder(generated);
@@ -108,17 +114,45 @@ final class Report {
     List<Check> out = new ArrayList<>();
     if (!r.hot().isEmpty()) {
       int t2 = r.settings().hotThreads().stream().mapToInt(Integer::intValue).max().orElse(2);
-      out.add(atLeast(r, "Hot path, Zipf keys, " + t2 + " threads: ≥ 1.0x Caffeine `getIfPresent`", MK, CAFFEINE, "zipf", t2, 1.0));
-      out.add(atLeast(r, "Hot path, Zipf keys, " + t2 + " threads: ≥ 2x the one-lock LRU", MK, ONE_LOCK, "zipf", t2, 2.0));
+      out.add(
+          atLeast(
+              r,
+              "Hot path, Zipf keys, " + t2 + " threads: ≥ 1.0x Caffeine `getIfPresent`",
+              MK,
+              CAFFEINE,
+              "zipf",
+              t2,
+              1.0));
+      out.add(
+          atLeast(
+              r,
+              "Hot path, Zipf keys, " + t2 + " threads: ≥ 2x the one-lock LRU",
+              MK,
+              ONE_LOCK,
+              "zipf",
+              t2,
+              2.0));
       for (int threads : r.settings().hotThreads()) {
-        out.add(atLeast(r, "Hot path, same key, " + threads + " thread(s): ≥ 0.5x Caffeine `getIfPresent`", MK, CAFFEINE, "same", threads, 0.5));
+        out.add(
+            atLeast(
+                r,
+                "Hot path, same key, " + threads + " thread(s): ≥ 0.5x Caffeine `getIfPresent`",
+                MK,
+                CAFFEINE,
+                "same",
+                threads,
+                0.5));
       }
       for (String keys : List.of("same", "zipf")) {
         for (int threads : r.settings().hotThreads()) {
           out.add(
               atLeast(
                   r,
-                  "Hot path, " + keyWords(keys) + ", " + threads + " thread(s): within 3x of `ConcurrentHashMap.get` (ratio ≥ 0.33x)",
+                  "Hot path, "
+                      + keyWords(keys)
+                      + ", "
+                      + threads
+                      + " thread(s): within 3x of `ConcurrentHashMap.get` (ratio ≥ 0.33x)",
                   MK,
                   CHM,
                   keys,
@@ -129,18 +163,29 @@ final class Report {
     }
     List<ColdLoads.Round> st = r.stampede(Design.MODELKEEPER);
     if (!st.isEmpty()) {
-      String calls = st.stream().map(x -> String.valueOf(x.constructorCalls())).collect(Collectors.joining(", "));
+      String calls =
+          st.stream()
+              .map(x -> String.valueOf(x.constructorCalls()))
+              .collect(Collectors.joining(", "));
       String caffeineCalls =
-          r.stampede(Design.CAFFEINE).stream().map(x -> String.valueOf(x.constructorCalls())).collect(Collectors.joining(", "));
+          r.stampede(Design.CAFFEINE).stream()
+              .map(x -> String.valueOf(x.constructorCalls()))
+              .collect(Collectors.joining(", "));
       boolean one = st.stream().allMatch(x -> x.constructorCalls() == 1 && x.failures() == 0);
       out.add(
           new Check(
-              "Stampede (" + st.get(0).threads() + " threads, one cold model): exactly 1 constructor call",
+              "Stampede ("
+                  + st.get(0).threads()
+                  + " threads, one cold model): exactly 1 constructor call",
               calls + " per round (Caffeine: " + caffeineCalls + ")",
               one ? "met" : "**not met**"));
       double medianExtra = median(st.stream().mapToDouble(ColdLoads.Round::extraMillis).toArray());
       double worstExtra = st.stream().mapToDouble(ColdLoads.Round::extraMillis).max().orElse(0);
-      double caffeineExtra = median(r.stampede(Design.CAFFEINE).stream().mapToDouble(ColdLoads.Round::extraMillis).toArray());
+      double caffeineExtra =
+          median(
+              r.stampede(Design.CAFFEINE).stream()
+                  .mapToDouble(ColdLoads.Round::extraMillis)
+                  .toArray());
       out.add(
           new Check(
               "Stampede: wall ≤ load + 50 ms",
@@ -151,12 +196,18 @@ final class Report {
                   st.size(),
                   worstExtra,
                   caffeineExtra),
-              medianExtra <= 50 ? (worstExtra <= 50 ? "met" : "met (median; the worst round was over)") : "**not met**"));
+              medianExtra <= 50
+                  ? (worstExtra <= 50 ? "met" : "met (median; the worst round was over)")
+                  : "**not met**"));
     }
     List<ColdLoads.Round> pl = r.parallel(Design.MODELKEEPER);
     if (!pl.isEmpty()) {
       double ratio = median(pl.stream().mapToDouble(ColdLoads.Round::wallOverLoad).toArray());
-      double seed = median(r.parallel(Design.ONE_LOCK).stream().mapToDouble(ColdLoads.Round::wallOverLoad).toArray());
+      double seed =
+          median(
+              r.parallel(Design.ONE_LOCK).stream()
+                  .mapToDouble(ColdLoads.Round::wallOverLoad)
+                  .toArray());
       out.add(
           new Check(
               "Parallel loads (" + pl.get(0).models() + " cold models): wall ≤ 1.3x one load",
@@ -174,12 +225,22 @@ final class Report {
       out.add(
           new Check(
               "Churn, " + threads + " threads: zero failed requests",
-              m.failed() + " (Caffeine " + caf.map(x -> String.valueOf(x.failed())).orElse("–") + ", one-lock LRU " + seed.map(x -> String.valueOf(x.failed())).orElse("–") + ")",
+              m.failed()
+                  + " (Caffeine "
+                  + caf.map(x -> String.valueOf(x.failed())).orElse("–")
+                  + ", one-lock LRU "
+                  + seed.map(x -> String.valueOf(x.failed())).orElse("–")
+                  + ")",
               m.failed() == 0 ? "met" : "**not met**"));
       out.add(
           new Check(
               "Churn, " + threads + " threads: zero models cleared while in use",
-              m.clearedInUse() + " (Caffeine " + caf.map(x -> String.valueOf(x.clearedInUse())).orElse("–") + ", one-lock LRU " + seed.map(x -> String.valueOf(x.clearedInUse())).orElse("–") + ")",
+              m.clearedInUse()
+                  + " (Caffeine "
+                  + caf.map(x -> String.valueOf(x.clearedInUse())).orElse("–")
+                  + ", one-lock LRU "
+                  + seed.map(x -> String.valueOf(x.clearedInUse())).orElse("–")
+                  + ")",
               m.clearedInUse() == 0 ? "met" : "**not met**"));
       if (caf.isPresent()) {
         double ratio = m.throughput() / caf.get().throughput();
@@ -203,7 +264,8 @@ final class Report {
     return out;
   }
 
-  private static Check atLeast(Results r, String target, String impl, String base, String keys, int threads, double want) {
+  private static Check atLeast(
+      Results r, String target, String impl, String base, String keys, int threads, double want) {
     Optional<HotPath.Figure> a = r.hot(impl, keys, threads);
     Optional<HotPath.Figure> b = r.hot(base, keys, threads);
     if (a.isEmpty() || b.isEmpty()) {
@@ -216,7 +278,11 @@ final class Report {
     } else {
       verdict = q[2] >= want ? "**not met** (within error)" : "**not met**";
     }
-    return new Check(target, ratioText(q) + String.format(Locale.ROOT, " (%.1f vs %.1f M/s)", a.get().score(), b.get().score()), verdict);
+    return new Check(
+        target,
+        ratioText(q)
+            + String.format(Locale.ROOT, " (%.1f vs %.1f M/s)", a.get().score(), b.get().score()),
+        verdict);
   }
 
   /** {point, low, high} of a/b from the two medians and their intervals. */
@@ -237,7 +303,14 @@ final class Report {
     b.append("\n## Hot path\n\n");
     b.append(
         "Throughput in millions of operations per second: the median of every measured JMH iteration of the configuration "
-            + "(" + r.hot().get(0).samples() + " per configuration" + (r.hot().get(0).samples() < r.settings().plan().forks() * r.settings().plan().iterations() ? ", fewer than planned: the run kept to its time bound" : "") + "), in brackets a distribution-free 99% confidence interval of "
+            + "("
+            + r.hot().get(0).samples()
+            + " per configuration"
+            + (r.hot().get(0).samples()
+                    < r.settings().plan().forks() * r.settings().plan().iterations()
+                ? ", fewer than planned: the run kept to its time bound"
+                : "")
+            + "), in brackets a distribution-free 99% confidence interval of "
             + "that median. Medians rather than means because background load on this shared machine only ever slows an "
             + "iteration down. "
             + "ModelKeeper's operation is a lease and its release, "
@@ -253,18 +326,27 @@ final class Report {
       for (int threads : r.settings().hotThreads()) {
         List<String> row = new ArrayList<>(List.of(keyWords(keys), String.valueOf(threads)));
         for (String impl : HotPath.IMPLS) {
-          row.add(r.hot(impl, keys, threads).map(f -> String.format(Locale.ROOT, "%.1f [%.1f–%.1f]", f.score(), f.low(), f.high())).orElse("–"));
+          row.add(
+              r.hot(impl, keys, threads)
+                  .map(
+                      f ->
+                          String.format(
+                              Locale.ROOT, "%.1f [%.1f–%.1f]", f.score(), f.low(), f.high()))
+                  .orElse("–"));
         }
         rows.add(row);
       }
     }
     table(b, head, rows);
-    b.append("\nRatios (ModelKeeper ÷ baseline; in brackets the range the confidence intervals allow):\n\n");
+    b.append(
+        "\nRatios (ModelKeeper ÷ baseline; in brackets the range the confidence intervals allow):\n\n");
     rows = new ArrayList<>();
     for (String impl : List.of(MK, MK_BASE)) {
       for (String keys : List.of("same", "zipf")) {
         for (int threads : r.settings().hotThreads()) {
-          List<String> row = new ArrayList<>(List.of(HotPath.displayName(impl), keyWords(keys), String.valueOf(threads)));
+          List<String> row =
+              new ArrayList<>(
+                  List.of(HotPath.displayName(impl), keyWords(keys), String.valueOf(threads)));
           for (String base : List.of(CAFFEINE, ONE_LOCK, CHM)) {
             Optional<HotPath.Figure> a = r.hot(impl, keys, threads);
             Optional<HotPath.Figure> z = r.hot(base, keys, threads);
@@ -274,7 +356,16 @@ final class Report {
         }
       }
     }
-    table(b, List.of("ModelKeeper", "Keys", "Threads", "÷ Caffeine getIfPresent", "÷ one-lock LRU", "÷ ConcurrentHashMap.get"), rows);
+    table(
+        b,
+        List.of(
+            "ModelKeeper",
+            "Keys",
+            "Threads",
+            "÷ Caffeine getIfPresent",
+            "÷ one-lock LRU",
+            "÷ ConcurrentHashMap.get"),
+        rows);
     Optional<HotPath.Figure> chm = r.hot(CHM, "zipf", 2);
     Optional<HotPath.Figure> lock = r.hot(ONE_LOCK, "zipf", 2);
     if (chm.isPresent() && lock.isPresent()) {
@@ -324,16 +415,36 @@ final class Report {
       rows.add(
           List.of(
               d + call(d, true),
-              rs.stream().map(x -> String.valueOf(x.constructorCalls())).collect(Collectors.joining(", ")),
+              rs.stream()
+                  .map(x -> String.valueOf(x.constructorCalls()))
+                  .collect(Collectors.joining(", ")),
               ms(median(rs.stream().mapToDouble(x -> x.loadNanos() / 1e6).toArray())),
               ms(median(rs.stream().mapToDouble(x -> x.wallNanos() / 1e6).toArray()))
-                  + " (" + ms(rs.stream().mapToDouble(x -> x.wallNanos() / 1e6).max().orElse(0)) + ")",
-              "+" + ms(median(rs.stream().mapToDouble(ColdLoads.Round::extraMillis).toArray()))
-                  + " (+" + ms(rs.stream().mapToDouble(ColdLoads.Round::extraMillis).max().orElse(0)) + ")",
-              String.format(Locale.ROOT, "%.3fx", median(rs.stream().mapToDouble(ColdLoads.Round::wallOverLoad).toArray())),
+                  + " ("
+                  + ms(rs.stream().mapToDouble(x -> x.wallNanos() / 1e6).max().orElse(0))
+                  + ")",
+              "+"
+                  + ms(median(rs.stream().mapToDouble(ColdLoads.Round::extraMillis).toArray()))
+                  + " (+"
+                  + ms(rs.stream().mapToDouble(ColdLoads.Round::extraMillis).max().orElse(0))
+                  + ")",
+              String.format(
+                  Locale.ROOT,
+                  "%.3fx",
+                  median(rs.stream().mapToDouble(ColdLoads.Round::wallOverLoad).toArray())),
               failures(rs)));
     }
-    table(b, List.of("Design", "Constructor calls per round", "Load (ms)", "Wall (ms)", "Wall − load (ms)", "Wall ÷ load", "Failed callers"), rows);
+    table(
+        b,
+        List.of(
+            "Design",
+            "Constructor calls per round",
+            "Load (ms)",
+            "Wall (ms)",
+            "Wall − load (ms)",
+            "Wall ÷ load",
+            "Failed callers"),
+        rows);
   }
 
   private static void parallel(StringBuilder b, Results r) {
@@ -354,7 +465,11 @@ final class Report {
             any.models(),
             r.settings().rounds()));
     List<List<String>> rows = new ArrayList<>();
-    double mk = median(r.parallel(Design.MODELKEEPER).stream().mapToDouble(ColdLoads.Round::wallOverLoad).toArray());
+    double mk =
+        median(
+            r.parallel(Design.MODELKEEPER).stream()
+                .mapToDouble(ColdLoads.Round::wallOverLoad)
+                .toArray());
     for (String d : List.of(Design.MODELKEEPER, Design.ONE_LOCK, Design.CAFFEINE)) {
       List<ColdLoads.Round> rs = r.parallel(d);
       if (rs.isEmpty()) {
@@ -364,14 +479,26 @@ final class Report {
       rows.add(
           List.of(
               d + call(d, false),
-              rs.stream().map(x -> String.valueOf(x.constructorCalls())).collect(Collectors.joining(", ")),
+              rs.stream()
+                  .map(x -> String.valueOf(x.constructorCalls()))
+                  .collect(Collectors.joining(", ")),
               ms(median(rs.stream().mapToDouble(x -> x.loadNanos() / 1e6).toArray())),
               ms(median(rs.stream().mapToDouble(x -> x.wallNanos() / 1e6).toArray())),
               String.format(Locale.ROOT, "%.2fx", q),
               String.format(Locale.ROOT, "%.2fx", q / mk),
               failures(rs)));
     }
-    table(b, List.of("Design", "Constructor calls per round", "One load (ms)", "Wall (ms)", "Wall ÷ one load", "÷ ModelKeeper's", "Failed callers"), rows);
+    table(
+        b,
+        List.of(
+            "Design",
+            "Constructor calls per round",
+            "One load (ms)",
+            "Wall (ms)",
+            "Wall ÷ one load",
+            "÷ ModelKeeper's",
+            "Failed callers"),
+        rows);
   }
 
   private static void churn(StringBuilder b, Results r) {
@@ -390,9 +517,9 @@ final class Report {
                 + "*Cleared in use* counts requests whose model was cleared (`clearCache()`) while they used it. *Duplicate "
                 + "constructors* counts constructor calls that started while another constructor of the same model ran. *Peak live* "
                 + "is the most model instances that existed at once (constructed and not cleared; budget %d), *mean live* their "
-            + "average over the window (sampled every millisecond; a model being loaded does not count yet). ModelKeeper counts a "
-            + "loading model against the budget and evicts before it loads, so its average stays below the budget while loads run; "
-            + "a design that exceeds its budget keeps more models warm and so needs fewer loads per request.%n%n",
+                + "average over the window (sampled every millisecond; a model being loaded does not count yet). ModelKeeper counts a "
+                + "loading model against the budget and evicts before it loads, so its average stays below the budget while loads run; "
+                + "a design that exceeds its budget keeps more models warm and so needs fewer loads per request.%n%n",
             c.models(),
             c.budget(),
             c.loadMillis(),
@@ -402,7 +529,8 @@ final class Report {
             c.measure().toSeconds(),
             c.budget()));
     b.append("How each design serves a request:\n\n");
-    b.append("- ModelKeeper: `try (ModelLease l = manager.acquire(id, null)) { work(l.model()); }` on `WithFixedSizeCache(BaseModelManager, ")
+    b.append(
+            "- ModelKeeper: `try (ModelLease l = manager.acquire(id, null)) { work(l.model()); }` on `WithFixedSizeCache(BaseModelManager, ")
         .append(c.budget())
         .append(")`.\n");
     b.append("- Caffeine: `work(cache.get(id, loader))` on a `LoadingCache` with `maximumSize(")
@@ -425,7 +553,8 @@ final class Report {
                 d,
                 String.valueOf(threads),
                 String.format(Locale.ROOT, "%.0f", x.throughput()),
-                caf.map(z -> String.format(Locale.ROOT, "%.2fx", x.throughput() / z.throughput())).orElse("–"),
+                caf.map(z -> String.format(Locale.ROOT, "%.2fx", x.throughput() / z.throughput()))
+                    .orElse("–"),
                 ms(x.p50() / 1e6),
                 ms(x.p95() / 1e6),
                 ms(x.p99() / 1e6),
@@ -441,7 +570,22 @@ final class Report {
     }
     table(
         b,
-        List.of("Design", "Threads", "Good req/s", "÷ Caffeine", "p50 (ms)", "p95 (ms)", "p99 (ms)", "Failed", "Cleared in use", "Loads", "Evictions", "Duplicate constructors", "Peak live", "Mean live", "Loads per request"),
+        List.of(
+            "Design",
+            "Threads",
+            "Good req/s",
+            "÷ Caffeine",
+            "p50 (ms)",
+            "p95 (ms)",
+            "p99 (ms)",
+            "Failed",
+            "Cleared in use",
+            "Loads",
+            "Evictions",
+            "Duplicate constructors",
+            "Peak live",
+            "Mean live",
+            "Loads per request"),
         rows);
     b.append("\n![Churn throughput and p99 latency](").append(Charts.CHURN_PNG).append(")\n");
   }
@@ -450,19 +594,32 @@ final class Report {
     b.append("\n## Method and caveats\n\n");
     b.append("- Hot path: JMH 1.37, throughput mode, ")
         .append(r.settings().planText())
-        .append(" per configuration, forked JVMs with `" + String.join(" ", HotPath.JVM_ARGS) + "` (on this virtual machine the first touch of a page is slow enough to distort allocation-heavy code; pre-touching the heap removes that); 1 and 2 benchmark threads on 2 cores. ")
-        .append("The one-lock LRU is a `synchronized` access-order `LinkedHashMap` (move-to-end on every get), the seed's design; ")
+        .append(
+            " per configuration, forked JVMs with `"
+                + String.join(" ", HotPath.JVM_ARGS)
+                + "` (on this virtual machine the first touch of a page is slow enough to distort allocation-heavy code; pre-touching the heap removes that); 1 and 2 benchmark threads on 2 cores. ")
+        .append(
+            "The one-lock LRU is a `synchronized` access-order `LinkedHashMap` (move-to-end on every get), the seed's design; ")
         .append("Caffeine is a `LoadingCache` bounded to 64 entries.\n");
-    b.append("- The cold-load and churn harnesses are plain Java with sleep-based fake models, so they measure coordination, not the CPU.\n");
-    b.append("- The machine is shared and has 2 cores: figures move between runs by several percent; trust the ratios of one run, ")
+    b.append(
+        "- The cold-load and churn harnesses are plain Java with sleep-based fake models, so they measure coordination, not the CPU.\n");
+    b.append(
+            "- The machine is shared and has 2 cores: figures move between runs by several percent; trust the ratios of one run, ")
         .append("and the confidence ranges, over single numbers.\n");
-    b.append("- `scripts/bench.sh` runs the benchmark JVMs at `nice -n -10` where it may (as root), so that other work on the ")
-        .append("machine disturbs them less; the share of the CPUs that other processes still took is listed under Run.\n");
-    b.append("- `java -jar modelkeeper-benchmarks/target/benchmarks.jar diagnose` takes the lease apart (map read, lease-word CAS, ")
-        .append("ticker read and recency write, lease allocation) on replica structures, to show where a lease's time went before ")
-        .append("the striped read buffer (which replaced the recency write); the hot-path rows above measure the current lease.\n");
-    b.append("- Reproduce only a part: `java -jar modelkeeper-benchmarks/target/benchmarks.jar hotpath|stampede|parallel|churn` prints ")
-        .append("its tables without touching this file; `quick` runs everything briefly into `modelkeeper-benchmarks/target/bench-quick/`.\n");
+    b.append(
+            "- `scripts/bench.sh` runs the benchmark JVMs at `nice -n -10` where it may (as root), so that other work on the ")
+        .append(
+            "machine disturbs them less; the share of the CPUs that other processes still took is listed under Run.\n");
+    b.append(
+            "- `java -jar modelkeeper-benchmarks/target/benchmarks.jar diagnose` takes the lease apart (map read, lease-word CAS, ")
+        .append(
+            "ticker read and recency write, lease allocation) on replica structures, to show where a lease's time went before ")
+        .append(
+            "the striped read buffer (which replaced the recency write); the hot-path rows above measure the current lease.\n");
+    b.append(
+            "- Reproduce only a part: `java -jar modelkeeper-benchmarks/target/benchmarks.jar hotpath|stampede|parallel|churn` prints ")
+        .append(
+            "its tables without touching this file; `quick` runs everything briefly into `modelkeeper-benchmarks/target/bench-quick/`.\n");
   }
 
   // ---------------------------------------------------------------- helpers
@@ -482,7 +639,12 @@ final class Report {
 
   private static String failures(List<ColdLoads.Round> rs) {
     long n = rs.stream().mapToLong(ColdLoads.Round::failures).sum();
-    String first = rs.stream().map(ColdLoads.Round::firstFailure).filter(x -> x != null).findFirst().orElse(null);
+    String first =
+        rs.stream()
+            .map(ColdLoads.Round::firstFailure)
+            .filter(x -> x != null)
+            .findFirst()
+            .orElse(null);
     return n + (first == null ? "" : " (" + first.replace('|', '/') + ")");
   }
 

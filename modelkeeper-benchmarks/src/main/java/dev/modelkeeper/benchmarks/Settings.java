@@ -23,8 +23,7 @@ record Settings(
   static final Settings FULL =
       new Settings(
           "full",
-          new HotPath.Plan(
-              3, 2, TimeValue.milliseconds(500), 8, TimeValue.milliseconds(500)),
+          new HotPath.Plan(3, 2, TimeValue.milliseconds(500), 8, TimeValue.milliseconds(500)),
           List.of(1, 2),
           1_000,
           200,
@@ -36,12 +35,7 @@ record Settings(
   static final Settings QUICK =
       new Settings(
           "quick",
-          new HotPath.Plan(
-              1,
-              1,
-              TimeValue.milliseconds(500),
-              2,
-              TimeValue.milliseconds(500)),
+          new HotPath.Plan(1, 1, TimeValue.milliseconds(500), 2, TimeValue.milliseconds(500)),
           List.of(1, 2),
           1_000,
           200,

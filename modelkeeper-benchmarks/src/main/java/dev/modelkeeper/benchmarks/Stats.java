@@ -11,7 +11,10 @@ final class Stats {
 
   private Stats() {}
 
-  /** {@code {median, low, high}} of {@code values}; the interval covers the true median with {@code confidence}. */
+  /**
+   * {@code {median, low, high}} of {@code values}; the interval covers the true median with {@code
+   * confidence}.
+   */
   static double[] medianWithInterval(double[] values, double confidence) {
     if (values.length == 0) {
       return new double[] {Double.NaN, Double.NaN, Double.NaN};

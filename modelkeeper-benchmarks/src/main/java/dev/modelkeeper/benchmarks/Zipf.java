@@ -14,7 +14,8 @@ final class Zipf {
   /** Ranks {@code 0..n-1}; rank {@code k} has weight {@code 1 / (k + 1)^exponent}. */
   Zipf(int n, double exponent) {
     if (n < 1 || !(exponent >= 0)) {
-      throw new IllegalArgumentException("need n >= 1 and exponent >= 0, got " + n + ", " + exponent);
+      throw new IllegalArgumentException(
+          "need n >= 1 and exponent >= 0, got " + n + ", " + exponent);
     }
     cdf = new double[n];
     double sum = 0;

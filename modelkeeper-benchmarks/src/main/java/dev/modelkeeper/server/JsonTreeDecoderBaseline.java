@@ -11,9 +11,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The baseline of the request-memory benchmark: the inference request decoder the server had
- * before requests were streamed, kept as it was. It reads the whole body into a Jackson tree first,
- * then fills typed arrays from the tree. Stateless and thread-safe.
+ * The baseline of the request-memory benchmark: the inference request decoder the server had before
+ * requests were streamed, kept as it was. It reads the whole body into a Jackson tree first, then
+ * fills typed arrays from the tree. Stateless and thread-safe.
  */
 final class JsonTreeDecoderBaseline {
 
@@ -102,7 +102,9 @@ final class JsonTreeDecoderBaseline {
     JsonNode params = in.get("parameters");
     if (params != null && params.has("binary_data_size")) {
       throw new InvalidInputException(
-          "input '" + name + "' uses binary tensor data, which this server does not accept; send"
+          "input '"
+              + name
+              + "' uses binary tensor data, which this server does not accept; send"
               + " 'data' as JSON");
     }
     JsonNode data = in.get("data");
@@ -144,8 +146,15 @@ final class JsonTreeDecoderBaseline {
       checkLevel(name, shape, data, 0);
     } else if (data.size() != expected) {
       throw new InvalidInputException(
-          "input '" + name + "' has shape " + Arrays.toString(shape) + " (" + expected
-              + " elements) but " + data.size() + " data elements");
+          "input '"
+              + name
+              + "' has shape "
+              + Arrays.toString(shape)
+              + " ("
+              + expected
+              + " elements) but "
+              + data.size()
+              + " data elements");
     }
     Object array =
         java.lang.reflect.Array.newInstance(dt.arrayType().getComponentType(), (int) expected);
@@ -184,8 +193,11 @@ final class JsonTreeDecoderBaseline {
 
   private static InvalidInputException nestedMismatch(String name, long[] shape) {
     return new InvalidInputException(
-        "input '" + name + "' has nested data that does not follow its shape "
-            + Arrays.toString(shape) + "; send nested arrays matching the shape or one flat array");
+        "input '"
+            + name
+            + "' has nested data that does not follow its shape "
+            + Arrays.toString(shape)
+            + "; send nested arrays matching the shape or one flat array");
   }
 
   /** Fills {@code array} in row-major order; nested data was checked against the shape before. */
@@ -277,7 +289,18 @@ final class JsonTreeDecoderBaseline {
   private static InvalidInputException outOfRange(
       String name, Datatype dt, int i, String value, long min, long max) {
     return new InvalidInputException(
-        "input '" + name + "' element " + i + " is " + value + ", outside the " + dt + " range ["
-            + min + ", " + max + "]");
+        "input '"
+            + name
+            + "' element "
+            + i
+            + " is "
+            + value
+            + ", outside the "
+            + dt
+            + " range ["
+            + min
+            + ", "
+            + max
+            + "]");
   }
 }

@@ -17,13 +17,13 @@ import java.util.Locale;
 import java.util.SplittableRandom;
 
 /**
- * Heap cost of decoding one JSON inference request, before (the tree decoder the server had:
- * {@link JsonTreeDecoderBaseline}) and after (the streaming {@link InferRequestDecoder}), measured
- * side by side in one JVM: bytes allocated by the decoding thread per decoded tensor byte (from
- * {@link ThreadMXBean#getThreadAllocatedBytes}), and the heap retained at the decoder's peak (heap
- * in use after a full collection, with everything the decoder holds at that moment still
- * reachable). Both include the copy of the body out of the connection, which the server makes in
- * both designs. Run on demand:
+ * Heap cost of decoding one JSON inference request, before (the tree decoder the server had: {@link
+ * JsonTreeDecoderBaseline}) and after (the streaming {@link InferRequestDecoder}), measured side by
+ * side in one JVM: bytes allocated by the decoding thread per decoded tensor byte (from {@link
+ * ThreadMXBean#getThreadAllocatedBytes}), and the heap retained at the decoder's peak (heap in use
+ * after a full collection, with everything the decoder holds at that moment still reachable). Both
+ * include the copy of the body out of the connection, which the server makes in both designs. Run
+ * on demand:
  *
  * <pre>
  * java -Xmx3g -cp modelkeeper-benchmarks/target/benchmarks.jar \
@@ -35,15 +35,19 @@ import java.util.SplittableRandom;
 public final class RequestMemoryBenchmark {
 
   private static final int ROUNDS = 5;
-  private static final ThreadMXBean THREADS =
-      (ThreadMXBean) ManagementFactory.getThreadMXBean();
+  private static final ThreadMXBean THREADS = (ThreadMXBean) ManagementFactory.getThreadMXBean();
   private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
 
   private RequestMemoryBenchmark() {}
 
   /** One measured configuration. */
   private record Row(
-      String size, String decoder, long body, long tensor, long allocated, long retained,
+      String size,
+      String decoder,
+      long body,
+      long tensor,
+      long allocated,
+      long retained,
       double millis) {}
 
   public static void main(String[] args) throws Exception {
@@ -71,10 +75,24 @@ public final class RequestMemoryBenchmark {
         msAfter[r] = (System.nanoTime() - t) / 1e6;
       }
       String size = mib + " MiB";
-      rows.add(new Row(size, "before: JSON tree", body.length, tensorBytes, median(allocBefore),
-          retainedBefore(body), median(msBefore)));
-      rows.add(new Row(size, "after: streaming", body.length, tensorBytes, median(allocAfter),
-          retainedAfter(body), median(msAfter)));
+      rows.add(
+          new Row(
+              size,
+              "before: JSON tree",
+              body.length,
+              tensorBytes,
+              median(allocBefore),
+              retainedBefore(body),
+              median(msBefore)));
+      rows.add(
+          new Row(
+              size,
+              "after: streaming",
+              body.length,
+              tensorBytes,
+              median(allocAfter),
+              retainedAfter(body),
+              median(msAfter)));
     }
     String markdown =
         report(rows, started, Duration.between(started, Instant.now()), loadBefore, loadAverage());
@@ -207,51 +225,77 @@ public final class RequestMemoryBenchmark {
     md.append("Heap cost of decoding one JSON inference request (one flat FP32 tensor of random")
         .append(" values such as `0.123456`), before (the JSON-tree decoder the server had) and")
         .append(" after (the streaming decoder), measured side by side in one JVM, ")
-        .append(ROUNDS).append(" interleaved rounds after 3 warm-up rounds, medians.")
+        .append(ROUNDS)
+        .append(" interleaved rounds after 3 warm-up rounds, medians.")
         .append(" *Allocated* is what the decoding thread allocated (ThreadMXBean), including the")
         .append(" copy of the body out of the connection that both designs make. *Peak held* is")
         .append(" the heap still reachable when decoding ends (heap in use after a full")
         .append(" collection), i.e. what one request costs while it waits to run.\n\n");
-    md.append(String.format(Locale.ROOT,
-        "- Run: %s, %d s; %d cores, %s %s, Java %s, `-Xmx%dm`.%n",
-        started, took.toSeconds(), Runtime.getRuntime().availableProcessors(),
-        System.getProperty("os.name"), System.getProperty("os.arch"),
-        System.getProperty("java.version"), Runtime.getRuntime().maxMemory() >> 20));
+    md.append(
+        String.format(
+            Locale.ROOT,
+            "- Run: %s, %d s; %d cores, %s %s, Java %s, `-Xmx%dm`.%n",
+            started,
+            took.toSeconds(),
+            Runtime.getRuntime().availableProcessors(),
+            System.getProperty("os.name"),
+            System.getProperty("os.arch"),
+            System.getProperty("java.version"),
+            Runtime.getRuntime().maxMemory() >> 20));
     md.append("- Command: `mvn -B -q -pl modelkeeper-benchmarks -am package -DskipTests && java")
         .append(" -Xmx3g -cp modelkeeper-benchmarks/target/benchmarks.jar")
         .append(" dev.modelkeeper.server.RequestMemoryBenchmark docs/bench/request-memory.md`.\n");
-    md.append("- Load average (1, 5, 15 min) before: ").append(loadBefore).append("; after: ")
-        .append(loadAfter).append(". The machine was shared with other builds during the run;")
+    md.append("- Load average (1, 5, 15 min) before: ")
+        .append(loadBefore)
+        .append("; after: ")
+        .append(loadAfter)
+        .append(". The machine was shared with other builds during the run;")
         .append(" allocation and retained bytes do not depend on CPU load, times do.\n\n");
     md.append("| Body | Decoder | Body bytes | Tensor bytes | Allocated | Allocated per tensor")
         .append(" byte | Peak held | Peak held ÷ (body + tensor) | Decode ms |\n");
     md.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (Row r : rows) {
-      md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %,d | %,d | %.2f | %,d | %.2f | %.0f |%n",
-          r.size(), r.decoder(), r.body(), r.tensor(), r.allocated(),
-          (double) r.allocated() / r.tensor(), r.retained(),
-          (double) r.retained() / (r.body() + r.tensor()), r.millis()));
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %s | %,d | %,d | %,d | %.2f | %,d | %.2f | %.0f |%n",
+              r.size(),
+              r.decoder(),
+              r.body(),
+              r.tensor(),
+              r.allocated(),
+              (double) r.allocated() / r.tensor(),
+              r.retained(),
+              (double) r.retained() / (r.body() + r.tensor()),
+              r.millis()));
     }
     md.append("\nRatios (after ÷ before, same run):\n\n");
     for (int i = 0; i + 1 < rows.size(); i += 2) {
       Row before = rows.get(i);
       Row after = rows.get(i + 1);
-      md.append(String.format(Locale.ROOT,
-          "- %s: allocated %.3fx, peak held %.3fx, decode time %.2fx.%n",
-          before.size(), (double) after.allocated() / before.allocated(),
-          (double) after.retained() / before.retained(), after.millis() / before.millis()));
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "- %s: allocated %.3fx, peak held %.3fx, decode time %.2fx.%n",
+              before.size(),
+              (double) after.allocated() / before.allocated(),
+              (double) after.retained() / before.retained(),
+              after.millis() / before.millis()));
     }
     md.append("\nVerdict against the issue (decode straight into typed buffers, no tree of the")
         .append(" data; state peak heap per request against its body and tensors): ");
     Row big = rows.get(rows.size() - 1);
     double peakRatio = (double) big.retained() / (big.body() + big.tensor());
-    md.append(String.format(Locale.ROOT,
-        "%s. At 29 MiB the streaming decoder holds %.2fx (body + tensors) at its peak and"
-            + " allocates %.2f bytes per decoded tensor byte; the in-flight budget"
-            + " (`--max-inflight-bytes`) reserves exactly body + tensors for each request, so it"
-            + " accounts for what a request holds.%n",
-        peakRatio <= 1.2 ? "met" : "not met", peakRatio,
-        (double) big.allocated() / big.tensor()));
+    md.append(
+        String.format(
+            Locale.ROOT,
+            "%s. At 29 MiB the streaming decoder holds %.2fx (body + tensors) at its peak and"
+                + " allocates %.2f bytes per decoded tensor byte; the in-flight budget"
+                + " (`--max-inflight-bytes`) reserves exactly body + tensors for each request, so it"
+                + " accounts for what a request holds.%n",
+            peakRatio <= 1.2 ? "met" : "not met",
+            peakRatio,
+            (double) big.allocated() / big.tensor()));
     return md.toString();
   }
 }

@@ -12,7 +12,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Sanity checks of the harness logic only; the benchmarks themselves never run in the test suite. */
+/**
+ * Sanity checks of the harness logic only; the benchmarks themselves never run in the test suite.
+ */
 class HarnessTest {
 
   @Test
@@ -74,7 +76,8 @@ class HarnessTest {
   void ratio_rangeComesFromBothIntervals() {
     double[] q =
         Report.ratio(
-            new HotPath.Figure("a", "zipf", 2, 20, 18, 22, 24), new HotPath.Figure("b", "zipf", 2, 10, 9, 11, 24));
+            new HotPath.Figure("a", "zipf", 2, 20, 18, 22, 24),
+            new HotPath.Figure("b", "zipf", 2, 10, 9, 11, 24));
     assertThat(q[0]).isCloseTo(2.0, within(1e-9));
     assertThat(q[1]).isCloseTo(18.0 / 11, within(1e-9));
     assertThat(q[2]).isCloseTo(22.0 / 9, within(1e-9));
@@ -113,7 +116,8 @@ class HarnessTest {
     String out = Report.withSections("# ModelKeeper benchmarks\n", bench);
 
     assertThat(out)
-        .isEqualTo("# ModelKeeper benchmarks\n\n## Batching\n\nmore figures\n\n## Protocols\n\nfigures\n");
+        .isEqualTo(
+            "# ModelKeeper benchmarks\n\n## Batching\n\nmore figures\n\n## Protocols\n\nfigures\n");
     assertThat(Report.withSections("# only\n", docs.resolve("missing"))).isEqualTo("# only\n");
   }
 

@@ -7,12 +7,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Parses durations such as {@code 30s}, {@code 500ms}, {@code 250us}, {@code 2m}, {@code 1h}, ISO-8601 {@code
- * PT30S}, or a plain number of seconds. Stateless and thread-safe.
+ * Parses durations such as {@code 30s}, {@code 500ms}, {@code 250us}, {@code 2m}, {@code 1h},
+ * ISO-8601 {@code PT30S}, or a plain number of seconds. Stateless and thread-safe.
  */
 public final class Durations {
 
-  private static final Pattern SIMPLE = Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(us|ms|s|m|h)?\\s*");
+  private static final Pattern SIMPLE =
+      Pattern.compile("\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(us|ms|s|m|h)?\\s*");
 
   private Durations() {}
 

@@ -49,7 +49,9 @@ public final class ModelKeeperCli implements Runnable {
     System.exit(code); // also after a graceful stop: no stray thread keeps the process alive
   }
 
-  /** A command line reading defaults from {@code env} and printing to {@code out} and {@code err}. */
+  /**
+   * A command line reading defaults from {@code env} and printing to {@code out} and {@code err}.
+   */
   static CommandLine commandLine(Map<String, String> env, PrintWriter out, PrintWriter err) {
     CommandLine.IFactory defaults = CommandLine.defaultFactory();
     CommandLine cl =

@@ -46,138 +46,218 @@ final class ServeCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--host", paramLabel = "ADDRESS",
-      description = "Interface to listen on, this machine only by default; 0.0.0.0 listens on"
-          + " every interface, e.g. in a container (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--host",
+      paramLabel = "ADDRESS",
+      description =
+          "Interface to listen on, this machine only by default; 0.0.0.0 listens on"
+              + " every interface, e.g. in a container (default: ${DEFAULT-VALUE}).")
   String host;
 
-  @Option(names = "--port", paramLabel = "PORT",
+  @Option(
+      names = "--port",
+      paramLabel = "PORT",
       description = "Port to listen on; 0 picks any free port (default: ${DEFAULT-VALUE}).")
   String port;
 
-  @Option(names = "--grpc-port", paramLabel = "PORT",
-      description = "gRPC port (Open Inference Protocol); 0 picks any free port, -1 turns gRPC"
-          + " off (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--grpc-port",
+      paramLabel = "PORT",
+      description =
+          "gRPC port (Open Inference Protocol); 0 picks any free port, -1 turns gRPC"
+              + " off (default: ${DEFAULT-VALUE}).")
   String grpcPort;
 
-  @Option(names = "--repository", paramLabel = "FOLDER|URL",
-      description = "Model repository: a folder <root>/<name>/<version>/model.onnx or an http(s)"
-          + " URL of one (default: the bundled demo repository).")
+  @Option(
+      names = "--repository",
+      paramLabel = "FOLDER|URL",
+      description =
+          "Model repository: a folder <root>/<name>/<version>/model.onnx or an http(s)"
+              + " URL of one (default: the bundled demo repository).")
   String repository;
 
-  @Option(names = "--cache-dir", defaultValue = "~/.cache/modelkeeper", paramLabel = "FOLDER",
-      description = "Where downloaded models and the demo repository are kept; ~ is your home"
-          + " folder (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--cache-dir",
+      defaultValue = "~/.cache/modelkeeper",
+      paramLabel = "FOLDER",
+      description =
+          "Where downloaded models and the demo repository are kept; ~ is your home"
+              + " folder (default: ${DEFAULT-VALUE}).")
   String cacheDir;
 
-  @Option(names = "--max-models", paramLabel = "N",
+  @Option(
+      names = "--max-models",
+      paramLabel = "N",
       description = "Most models resident at once (default: ${DEFAULT-VALUE}).")
   String maxModels;
 
-  @Option(names = "--max-bytes", paramLabel = "SIZE",
-      description = "Most bytes of models resident at once, e.g. 512MB or 4GiB; 0 means no byte"
-          + " budget (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--max-bytes",
+      paramLabel = "SIZE",
+      description =
+          "Most bytes of models resident at once, e.g. 512MB or 4GiB; 0 means no byte"
+              + " budget (default: ${DEFAULT-VALUE}).")
   String maxBytes;
 
-  @Option(names = "--lifecycle-timeout", paramLabel = "DURATION",
-      description = "How long a request waits for another load or unload of the same model"
-          + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--lifecycle-timeout",
+      paramLabel = "DURATION",
+      description =
+          "How long a request waits for another load or unload of the same model"
+              + " (default: ${DEFAULT-VALUE}).")
   String lifecycleTimeout;
 
-  @Option(names = "--capacity-timeout", paramLabel = "DURATION",
-      description = "How long a load waits for room when every resident model is busy"
-          + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--capacity-timeout",
+      paramLabel = "DURATION",
+      description =
+          "How long a load waits for room when every resident model is busy"
+              + " (default: ${DEFAULT-VALUE}).")
   String capacityTimeout;
 
-  @Option(names = "--idle-timeout", paramLabel = "DURATION",
-      description = "Unload a model nobody used for this long (never one in use or pinned);"
-          + " 0 means never (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--idle-timeout",
+      paramLabel = "DURATION",
+      description =
+          "Unload a model nobody used for this long (never one in use or pinned);"
+              + " 0 means never (default: ${DEFAULT-VALUE}).")
   String idleTimeout;
 
-  @Option(names = "--drain-timeout", paramLabel = "DURATION",
+  @Option(
+      names = "--drain-timeout",
+      paramLabel = "DURATION",
       description = "How long an unload waits for running inferences (default: ${DEFAULT-VALUE}).")
   String drainTimeout;
 
-  @Option(names = "--request-timeout", paramLabel = "DURATION",
-      description = "Longest a request may take before it is answered 503"
-          + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--request-timeout",
+      paramLabel = "DURATION",
+      description =
+          "Longest a request may take before it is answered 503" + " (default: ${DEFAULT-VALUE}).")
   String requestTimeout;
 
-  @Option(names = "--shutdown-timeout", paramLabel = "DURATION",
+  @Option(
+      names = "--shutdown-timeout",
+      paramLabel = "DURATION",
       description = "How long shutdown lets in-flight requests finish (default: ${DEFAULT-VALUE}).")
   String shutdownTimeout;
 
-  @Option(names = "--max-request-bytes", paramLabel = "SIZE",
+  @Option(
+      names = "--max-request-bytes",
+      paramLabel = "SIZE",
       description = "Largest request body accepted (default: ${DEFAULT-VALUE}).")
   String maxRequestBytes;
 
-  @Option(names = "--max-inflight-bytes", paramLabel = "SIZE",
-      description = "Most bytes of request bodies and decoded tensors in memory at once; a request"
-          + " that does not fit waits up to --admission-timeout, then gets 503. 0 means a quarter"
-          + " of the maximum heap (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--max-inflight-bytes",
+      paramLabel = "SIZE",
+      description =
+          "Most bytes of request bodies and decoded tensors in memory at once; a request"
+              + " that does not fit waits up to --admission-timeout, then gets 503. 0 means a quarter"
+              + " of the maximum heap (default: ${DEFAULT-VALUE}).")
   String maxInflightBytes;
 
-  @Option(names = "--admission-timeout", paramLabel = "DURATION",
-      description = "How long a request waits for room in --max-inflight-bytes"
-          + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--admission-timeout",
+      paramLabel = "DURATION",
+      description =
+          "How long a request waits for room in --max-inflight-bytes"
+              + " (default: ${DEFAULT-VALUE}).")
   String admissionTimeout;
 
-  @Option(names = "--body-read-timeout", paramLabel = "DURATION",
-      description = "How long a client has to send a request body (and a new connection its first"
-          + " headers); slower ones get 408 and are closed (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--body-read-timeout",
+      paramLabel = "DURATION",
+      description =
+          "How long a client has to send a request body (and a new connection its first"
+              + " headers); slower ones get 408 and are closed (default: ${DEFAULT-VALUE}).")
   String bodyReadTimeout;
 
-  @Option(names = "--max-connections", paramLabel = "N",
+  @Option(
+      names = "--max-connections",
+      paramLabel = "N",
       description = "Most connections open at once (default: ${DEFAULT-VALUE}).")
   String maxConnections;
 
-  @Option(names = "--allowed-origins", split = ",", paramLabel = "ORIGIN",
-      description = "Web origins whose pages may send state-changing requests, e.g."
-          + " https://app.example.com; * allows any. Others carrying an Origin header get 403"
-          + " (default: none).")
+  @Option(
+      names = "--allowed-origins",
+      split = ",",
+      paramLabel = "ORIGIN",
+      description =
+          "Web origins whose pages may send state-changing requests, e.g."
+              + " https://app.example.com; * allows any. Others carrying an Origin header get 403"
+              + " (default: none).")
   List<String> allowedOrigins = new ArrayList<>();
 
-  @Option(names = "--worker-threads", paramLabel = "N",
-      description = "Threads that decode requests and run loads and unloads"
-          + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--worker-threads",
+      paramLabel = "N",
+      description =
+          "Threads that decode requests and run loads and unloads"
+              + " (default: ${DEFAULT-VALUE}).")
   String workerThreads;
 
-  @Option(names = "--max-batch-size", paramLabel = "ROWS",
-      description = "Most rows one batched model run concatenates, for models whose config.json"
-          + " sets no max_batch_size; 1 runs every request alone (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--max-batch-size",
+      paramLabel = "ROWS",
+      description =
+          "Most rows one batched model run concatenates, for models whose config.json"
+              + " sets no max_batch_size; 1 runs every request alone (default: ${DEFAULT-VALUE}).")
   String maxBatchSize;
 
-  @Option(names = "--max-queue-delay", paramLabel = "DURATION",
-      description = "How long a queued request waits for more rows before a partial batch runs,"
-          + " for models whose config.json sets no max_queue_delay (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--max-queue-delay",
+      paramLabel = "DURATION",
+      description =
+          "How long a queued request waits for more rows before a partial batch runs,"
+              + " for models whose config.json sets no max_queue_delay (default: ${DEFAULT-VALUE}).")
   String maxQueueDelay;
 
-  @Option(names = "--max-concurrency", paramLabel = "N",
-      description = "Most runs of one model at once, for models whose config.json sets no"
-          + " max_concurrency (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--max-concurrency",
+      paramLabel = "N",
+      description =
+          "Most runs of one model at once, for models whose config.json sets no"
+              + " max_concurrency (default: ${DEFAULT-VALUE}).")
   String maxConcurrency;
 
-  @Option(names = "--max-queue-size", paramLabel = "N",
-      description = "Most requests queued for one model; more are answered 503"
-          + " (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--max-queue-size",
+      paramLabel = "N",
+      description =
+          "Most requests queued for one model; more are answered 503"
+              + " (default: ${DEFAULT-VALUE}).")
   String maxQueueSize;
 
-  @Option(names = "--auth-token", paramLabel = "TOKEN",
-      description = "Require 'Authorization: Bearer TOKEN' on management endpoints (/model/*,"
-          + " /v2/repository/*); off when not given.")
+  @Option(
+      names = "--auth-token",
+      paramLabel = "TOKEN",
+      description =
+          "Require 'Authorization: Bearer TOKEN' on management endpoints (/model/*,"
+              + " /v2/repository/*); off when not given.")
   String authToken;
 
-  @Option(names = "--preload", split = ",", paramLabel = "MODEL",
+  @Option(
+      names = "--preload",
+      split = ",",
+      paramLabel = "MODEL",
       description = "Models to load before reporting ready, e.g. iris,mlp-small/2.")
   List<String> preload = new ArrayList<>();
 
-  @Option(names = "--pin", split = ",", paramLabel = "MODEL",
+  @Option(
+      names = "--pin",
+      split = ",",
+      paramLabel = "MODEL",
       description = "Models that are loaded at start and never evicted.")
   List<String> pin = new ArrayList<>();
 
-  @Option(names = "--log-format", defaultValue = "text", paramLabel = "FORMAT",
-      description = "How the log on stderr is written: text, or json (one object a line, for log"
-          + " shippers) (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--log-format",
+      defaultValue = "text",
+      paramLabel = "FORMAT",
+      description =
+          "How the log on stderr is written: text, or json (one object a line, for log"
+              + " shippers) (default: ${DEFAULT-VALUE}).")
   String logFormat;
 
   ServeCommand(Map<String, String> env, PrintWriter out, PrintWriter err) {
@@ -314,7 +394,8 @@ final class ServeCommand implements Callable<Integer> {
             + " found"
             + (models.isEmpty()
                 ? " (the repository is empty)"
-                : ": " + models.stream().map(RepositoryEntry::id).collect(Collectors.joining(", "))));
+                : ": "
+                    + models.stream().map(RepositoryEntry::id).collect(Collectors.joining(", "))));
     if (!c.pin().isEmpty() || !c.preload().isEmpty()) {
       out.println("  pinned:      " + (c.pin().isEmpty() ? "none" : String.join(", ", c.pin())));
       out.println(
@@ -340,7 +421,9 @@ final class ServeCommand implements Callable<Integer> {
       return parser.apply(value.trim());
     } catch (IllegalArgumentException e) {
       String reason =
-          e instanceof NumberFormatException ? "'" + value + "' is not a whole number" : e.getMessage();
+          e instanceof NumberFormatException
+              ? "'" + value + "' is not a whole number"
+              : e.getMessage();
       throw invalid(setting, reason, e);
     }
   }

@@ -44,7 +44,11 @@ public final class Sizes {
     Long unit = UNITS.get(m.group(2).toLowerCase(Locale.ROOT));
     if (unit == null) {
       throw new IllegalArgumentException(
-          "'" + text + "' has an unknown unit '" + m.group(2) + "'; use B, KB, MB, GB, TB, KiB,"
+          "'"
+              + text
+              + "' has an unknown unit '"
+              + m.group(2)
+              + "'; use B, KB, MB, GB, TB, KiB,"
               + " MiB, GiB or TiB");
     }
     BigDecimal bytes = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(unit));
@@ -64,8 +68,10 @@ public final class Sizes {
       v /= 1024;
       u++;
     }
-    return (v == Math.rint(v) ? String.format(Locale.ROOT, "%d", (long) v)
+    return (v == Math.rint(v)
+            ? String.format(Locale.ROOT, "%d", (long) v)
             : String.format(Locale.ROOT, "%.1f", v))
-        + " " + units[u];
+        + " "
+        + units[u];
   }
 }

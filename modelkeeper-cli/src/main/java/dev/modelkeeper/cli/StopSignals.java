@@ -7,10 +7,10 @@ import java.lang.reflect.Proxy;
 /**
  * Turns SIGTERM and SIGINT into a call of one action instead of the JVM's shutdown, so that a
  * graceful stop runs while the whole process still works. (Shutdown hooks run concurrently, and
- * ONNX Runtime closes its environment in one of its own: requests still draining would then fail
- * to load or run models.) Uses the JDK's {@code sun.misc.Signal} (module jdk.unsupported), looked
- * up reflectively; where it is missing, nothing is installed and the shutdown hook remains the
- * only path. Stateless and thread-safe.
+ * ONNX Runtime closes its environment in one of its own: requests still draining would then fail to
+ * load or run models.) Uses the JDK's {@code sun.misc.Signal} (module jdk.unsupported), looked up
+ * reflectively; where it is missing, nothing is installed and the shutdown hook remains the only
+ * path. Stateless and thread-safe.
  */
 final class StopSignals {
 
@@ -42,7 +42,9 @@ final class StopSignals {
             }
             return null;
           };
-      Object h = Proxy.newProxyInstance(StopSignals.class.getClassLoader(), new Class<?>[] {handler}, call);
+      Object h =
+          Proxy.newProxyInstance(
+              StopSignals.class.getClassLoader(), new Class<?>[] {handler}, call);
       Method handle = signal.getMethod("handle", signal, handler);
       for (String name : new String[] {"TERM", "INT"}) {
         handle.invoke(null, signal.getConstructor(String.class).newInstance(name), h);

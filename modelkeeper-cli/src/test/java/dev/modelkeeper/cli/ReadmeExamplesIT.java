@@ -25,9 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs the README: its quick-start command's {@code java -jar ... serve} on the packaged jar (a
- * separate JVM, the bundled demo repository, a fresh cache folder), then every curl example of
- * the HTTP API section in order against it, comparing each answer with the one shown. Runs after
- * {@code package}, in {@code mvn verify}.
+ * separate JVM, the bundled demo repository, a fresh cache folder), then every curl example of the
+ * HTTP API section in order against it, comparing each answer with the one shown. Runs after {@code
+ * package}, in {@code mvn verify}.
  */
 class ReadmeExamplesIT {
 
@@ -65,7 +65,9 @@ class ReadmeExamplesIT {
     Thread stdout = drain(process, true, out, ready);
     Thread stderr = drain(process, false, err, null);
     try {
-      assertThat(ready.await(180, TimeUnit.SECONDS)).as("server ready; stdout %s stderr %s", out, err).isTrue();
+      assertThat(ready.await(180, TimeUnit.SECONDS))
+          .as("server ready; stdout %s stderr %s", out, err)
+          .isTrue();
       String host = null;
       for (String line : out) {
         Matcher m = SERVING.matcher(line);
@@ -105,7 +107,8 @@ class ReadmeExamplesIT {
               try (BufferedReader r =
                   new BufferedReader(
                       new InputStreamReader(
-                          stdout ? p.getInputStream() : p.getErrorStream(), StandardCharsets.UTF_8))) {
+                          stdout ? p.getInputStream() : p.getErrorStream(),
+                          StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
                   lines.add(line);
                   if (ready != null && line.equals("Ready.")) {

@@ -23,7 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** {@code serve --repository http://...}: models listed from a manifest, downloaded into the cache. */
+/**
+ * {@code serve --repository http://...}: models listed from a manifest, downloaded into the cache.
+ */
 class RemoteRepositoryServeTest {
 
   @TempDir Path tmp;
@@ -67,11 +69,22 @@ class RemoteRepositoryServeTest {
     String url = "http://127.0.0.1:" + store.getAddress().getPort() + "/demo/";
     StringWriter out = new StringWriter();
     CommandLine cl =
-        ModelKeeperCli.commandLine(Map.of(), new PrintWriter(out, true), new PrintWriter(new StringWriter(), true));
+        ModelKeeperCli.commandLine(
+            Map.of(), new PrintWriter(out, true), new PrintWriter(new StringWriter(), true));
     ServeCommand serve =
         (ServeCommand)
-            cl.parseArgs("serve", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "-1", "--repository", url,
-                    "--cache-dir", tmp.resolve("cache").toString())
+            cl.parseArgs(
+                    "serve",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--grpc-port",
+                    "-1",
+                    "--repository",
+                    url,
+                    "--cache-dir",
+                    tmp.resolve("cache").toString())
                 .subcommand()
                 .commandSpec()
                 .userObject();

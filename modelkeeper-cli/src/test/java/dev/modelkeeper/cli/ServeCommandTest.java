@@ -61,7 +61,10 @@ class ServeCommandTest {
       assertThat(server.port()).isPositive().isNotEqualTo(8000);
       assertThat(server.grpcPort()).isPositive().isNotEqualTo(8001);
       assertThat(printed).contains("gRPC:        127.0.0.1:" + server.grpcPort());
-      assertThat(printed).contains("repository:").contains("demo-repository").contains("bundled demo");
+      assertThat(printed)
+          .contains("repository:")
+          .contains("demo-repository")
+          .contains("bundled demo");
       assertThat(printed).contains("budget:      3 models, 4 GiB");
       assertThat(printed).contains("iris/1").contains("mlp-small/2").contains("types/1");
       assertThat(server.awaitReady(Duration.ofSeconds(30))).isTrue();
@@ -93,7 +96,9 @@ class ServeCommandTest {
       assertThat(c.pin()).containsExactly("iris");
       assertThat(c.workerThreads()).isEqualTo(7);
       assertThat(c.idleTimeout()).isEqualTo(Duration.ofSeconds(300));
-      assertThat(out.toString()).contains("auth:        bearer token").contains("pinned:      iris");
+      assertThat(out.toString())
+          .contains("auth:        bearer token")
+          .contains("pinned:      iris");
     }
   }
 
@@ -158,7 +163,8 @@ class ServeCommandTest {
       out.getBuffer().setLength(0);
       String[] args = serve("--port", Integer.toString(first.port()));
       assertThat(failingRun(args)).isEqualTo(ModelKeeperCli.BAD_CONFIG);
-      assertThat(err.toString()).contains("invalid --port: cannot listen on 127.0.0.1:" + first.port());
+      assertThat(err.toString())
+          .contains("invalid --port: cannot listen on 127.0.0.1:" + first.port());
     }
   }
 
@@ -172,10 +178,23 @@ class ServeCommandTest {
   void serveHelp_listsEveryDocumentedFlag() {
     assertThat(cli().execute("serve", "--help")).isZero();
     for (String flag :
-        List.of("--port", "--grpc-port", "--repository", "--cache-dir", "--max-models",
-            "--max-bytes", "--lifecycle-timeout", "--auth-token", "--preload", "--pin",
-            "--max-inflight-bytes", "--admission-timeout", "--body-read-timeout",
-            "--max-connections", "--allowed-origins", "--idle-timeout")) {
+        List.of(
+            "--port",
+            "--grpc-port",
+            "--repository",
+            "--cache-dir",
+            "--max-models",
+            "--max-bytes",
+            "--lifecycle-timeout",
+            "--auth-token",
+            "--preload",
+            "--pin",
+            "--max-inflight-bytes",
+            "--admission-timeout",
+            "--body-read-timeout",
+            "--max-connections",
+            "--allowed-origins",
+            "--idle-timeout")) {
       assertThat(out.toString()).contains(flag);
     }
     assertThat(out.toString()).contains("MODELKEEPER_");

@@ -53,6 +53,7 @@ class SizesAndDurationsTest {
   void parse_badDurations_throwWithHint() {
     assertThatThrownBy(() -> Durations.parse("soon")).hasMessageContaining("30s");
     assertThatThrownBy(() -> Durations.parse("PTX")).hasMessageContaining("not a duration");
-    assertThatThrownBy(() -> Durations.parse("5 days")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Durations.parse("5 days"))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 }

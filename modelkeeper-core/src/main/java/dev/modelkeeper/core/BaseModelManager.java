@@ -60,21 +60,22 @@ import java.util.function.Predicate;
  *       the entry it waits on is the one the next caller finds.
  *   <li>No global guard across slow work: the map's bin lock and the entry monitor are held for
  *       O(1) bookkeeping only; construction, clearing, listener calls and waits run with no lock.
- *   <li>Leases: the entry is open to leases only in READY; it closes (under the entry monitor) before a
- *       model is cleared, and a removal drains open leases first. A leased model is never cleared.
+ *   <li>Leases: the entry is open to leases only in READY; it closes (under the entry monitor)
+ *       before a model is cleared, and a removal drains open leases first. A leased model is never
+ *       cleared.
  *   <li>Events: listeners hear loading/loaded/loadFailed/removed while the announcing caller still
  *       owns the identifier's lifecycle, so a listener's view follows the registry exactly; a
  *       failed {@code clearCache()} publishes nothing.
  * </ol>
  *
- *   <li>Recency: the LRU order ({@link AccessOrder}) holds exactly the entries whose model is
- *       registered: linked by the loading caller before any policy hears {@code loaded} (so before
- *       the entry becomes READY), unlinked by the unloading caller once {@code clearCache()}
- *       returned and every policy heard {@code removed}. So whatever a policy counts as resident
- *       is listed by {@link Residents#leastRecentFirst} (an entry listed outside that span is
- *       LOADING or UNLOADING and evicts as BUSY). Reads reach it through the lossy
- *       {@link ReadBuffer}, drained under {@link #evictionLock} before every victim choice and
- *       snapshot, so victims are exact LRU over the recorded reads; a lost read costs accuracy only.
+ * <li>Recency: the LRU order ({@link AccessOrder}) holds exactly the entries whose model is
+ *     registered: linked by the loading caller before any policy hears {@code loaded} (so before
+ *     the entry becomes READY), unlinked by the unloading caller once {@code clearCache()} returned
+ *     and every policy heard {@code removed}. So whatever a policy counts as resident is listed by
+ *     {@link Residents#leastRecentFirst} (an entry listed outside that span is LOADING or UNLOADING
+ *     and evicts as BUSY). Reads reach it through the lossy {@link ReadBuffer}, drained under
+ *     {@link #evictionLock} before every victim choice and snapshot, so victims are exact LRU over
+ *     the recorded reads; a lost read costs accuracy only.
  * </ol>
  *
  * <h2>Lock order</h2>
@@ -147,8 +148,7 @@ public class BaseModelManager implements ModelManager {
     this.ticker = options.ticker();
     this.lifecycleTimeoutNanos = options.lifecycleTimeout().toNanos();
     this.drainTimeoutNanos = options.drainTimeout().toNanos();
-    this.failures =
-        new LoadFailures(ticker, options.failureBackoff(), options.maxFailureBackoff());
+    this.failures = new LoadFailures(ticker, options.failureBackoff(), options.maxFailureBackoff());
     this.leaks =
         options.leakThreshold().isZero()
             ? LeakDetector.DISABLED
@@ -197,7 +197,9 @@ public class BaseModelManager implements ModelManager {
     return acquire(modelId, apiKey, null);
   }
 
-  /** As {@link #acquire(ModelKey)}; the key is built only when the model is not leasable at once. */
+  /**
+   * As {@link #acquire(ModelKey)}; the key is built only when the model is not leasable at once.
+   */
   @Override
   public ModelLease acquire(String modelId, String apiKey, String modelIdAlias) {
     Objects.requireNonNull(modelId, "modelId");
@@ -238,7 +240,8 @@ public class BaseModelManager implements ModelManager {
 
   /**
    * Tries the lock-free lease of {@code e}; returns its stripe or a negative value (no lease), and
-   * passes on an idle report the attempt owes (it may have been the last to leave a draining entry).
+   * passes on an idle report the attempt owes (it may have been the last to leave a draining
+   * entry).
    */
   private int tryLease(LifecycleEntry e) {
     int stripe = e.tryLease();
@@ -258,8 +261,8 @@ public class BaseModelManager implements ModelManager {
   }
 
   /**
-   * Records a use of {@code e} in the calling thread's stripe of the read buffer. When the stripe is
-   * full, drains that stripe if the eviction lock is free at once, else drops the read.
+   * Records a use of {@code e} in the calling thread's stripe of the read buffer. When the stripe
+   * is full, drains that stripe if the eviction lock is free at once, else drops the read.
    */
   private void recordRead(LifecycleEntry e) {
     int s = reads.stripe();
@@ -717,7 +720,10 @@ public class BaseModelManager implements ModelManager {
     if (!failed.isEmpty()) {
       ModelUnloadException ex =
           new ModelUnloadException(
-              "clear() left " + failed.size() + " model(s) registered: " + failed.get(0).getMessage(),
+              "clear() left "
+                  + failed.size()
+                  + " model(s) registered: "
+                  + failed.get(0).getMessage(),
               failed.get(0));
       failed.stream().skip(1).forEach(ex::addSuppressed);
       throw ex;

@@ -49,8 +49,8 @@ public final class CacheOptions {
   }
 
   /**
-   * Models unused for this long (by the manager's ticker; leased and pinned ones never) are evicted;
-   * zero, the default, means never. A periodic sweep finds them, every tenth of this time.
+   * Models unused for this long (by the manager's ticker; leased and pinned ones never) are
+   * evicted; zero, the default, means never. A periodic sweep finds them, every tenth of this time.
    */
   public Duration expireAfterIdle() {
     return expireAfterIdle;

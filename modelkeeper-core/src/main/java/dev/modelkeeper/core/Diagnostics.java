@@ -15,10 +15,15 @@ public interface Diagnostics {
   /** Identifiers that have a lifecycle entry now, in use or not (nothing leaks when idle). */
   Set<String> lifecycleTable();
 
-  /** Callers now reserving the lifecycle of {@code resolvedId} (holder and waiters); 0 without entry. */
+  /**
+   * Callers now reserving the lifecycle of {@code resolvedId} (holder and waiters); 0 without
+   * entry.
+   */
   int reservations(String resolvedId);
 
-  /** Budget slots taken by resident, unloading and loading models (without a budget: such models). */
+  /**
+   * Budget slots taken by resident, unloading and loading models (without a budget: such models).
+   */
   int usedSlots();
 
   /** Bytes reserved by resident, unloading and loading models (unknown sizes count 0). */

@@ -39,7 +39,8 @@ class LeakDetector {
     long periodMillis = Math.max(1, thresholdNanos / 2_000_000);
     Sweep sweep = new Sweep(this);
     sweep.schedule =
-        Sweeper.THREAD.scheduleAtFixedRate(sweep, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+        Sweeper.THREAD.scheduleAtFixedRate(
+            sweep, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
   }
 
   /** A new lease of {@code entry}: a plain one when detection is off, else a tracked one. */
@@ -52,7 +53,10 @@ class LeakDetector {
         new Site(
             ticker.read(),
             new Exception(
-                "lease of '" + lease.modelId() + "' taken by thread " + Thread.currentThread().getName()));
+                "lease of '"
+                    + lease.modelId()
+                    + "' taken by thread "
+                    + Thread.currentThread().getName()));
     lease.leakToken = site;
     open.put(lease, site);
     return lease;
@@ -75,7 +79,11 @@ class LeakDetector {
         long heldMs = (now - site.openedAt) / 1_000_000;
         LOG.log(
             System.Logger.Level.WARNING,
-            "possible lease leak: lease of '" + e.getKey().modelId() + "' open for " + heldMs + " ms",
+            "possible lease leak: lease of '"
+                + e.getKey().modelId()
+                + "' open for "
+                + heldMs
+                + " ms",
             site.stack);
         reported.add(e.getKey().modelId());
       }

@@ -55,7 +55,10 @@ class Lease implements ModelLease {
     return "ModelLease[" + entry.id + (isClosed() ? ", closed]" : "]");
   }
 
-  /** A lease known to the leak detector: closes exactly once even when closed concurrently. Thread-safe. */
+  /**
+   * A lease known to the leak detector: closes exactly once even when closed concurrently.
+   * Thread-safe.
+   */
   static final class Tracked extends Lease {
 
     private static final VarHandle DONE;

@@ -6,12 +6,14 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * One generation of one resolved identifier's lifecycle inside {@link BaseModelManager}. See the
- * manager's header for the state machine; this class only holds the state, the flags, the lease count and its place in the LRU order.
+ * manager's header for the state machine; this class only holds the state, the flags, the lease
+ * count and its place in the LRU order.
  *
  * <p>Guards: {@link #refs} by the manager's map bin of {@link #id} (mutated only inside {@code
  * compute}); {@link #transition}, {@link #holder}, {@link #drained} and the descriptive fields by
  * {@code this}; {@link #phase} and {@link #model} are written under {@code this} and read without
- * it; the LRU {@link #node} by the manager's eviction lock; {@link #flags} is a CAS'd word and the lease count is striped (see below).
+ * it; the LRU {@link #node} by the manager's eviction lock; {@link #flags} is a CAS'd word and the
+ * lease count is striped (see below).
  */
 final class LifecycleEntry {
 
@@ -39,10 +41,10 @@ final class LifecycleEntry {
   final AtomicInteger flags = new AtomicInteger(CLOSED);
 
   /**
-   * Open leases, striped by thread so that leasing one model from several threads writes no
-   * shared cache line. A lease increments its stripe and then reads {@link #flags}; a closer sets
-   * {@link #flags} and then sums the stripes. Both are sequentially consistent, so either the
-   * lease sees CLOSED and backs out or the closer sees the lease.
+   * Open leases, striped by thread so that leasing one model from several threads writes no shared
+   * cache line. A lease increments its stripe and then reads {@link #flags}; a closer sets {@link
+   * #flags} and then sums the stripes. Both are sequentially consistent, so either the lease sees
+   * CLOSED and backs out or the closer sees the lease.
    */
   private final AtomicLongArray stripes = new AtomicLongArray((STRIPES + 1) * PAD);
 
@@ -150,7 +152,10 @@ final class LifecycleEntry {
     transition = new CompletableFuture<>();
   }
 
-  /** Ends the current transition; the caller holds {@code this} and completes the result after unlocking. */
+  /**
+   * Ends the current transition; the caller holds {@code this} and completes the result after
+   * unlocking.
+   */
   CompletableFuture<Void> end(ModelState next) {
     CompletableFuture<Void> done = transition;
     transition = null;

@@ -26,9 +26,9 @@ public interface LifecycleListener {
   default void removed(String modelId, Model model, RemovalCause cause) {}
 
   /**
-   * A model that an eviction may have found busy may be evictable now: its last
-   * lease closed, or it entered READY (after loading, a drain timeout or a failed clear). Runs on
-   * the thread that closed the lease or ended the transition; may be spurious.
+   * A model that an eviction may have found busy may be evictable now: its last lease closed, or it
+   * entered READY (after loading, a drain timeout or a failed clear). Runs on the thread that
+   * closed the lease or ended the transition; may be spurious.
    */
   default void idle(String modelId) {}
 }

@@ -116,7 +116,11 @@ public final class ManagerOptions {
     public ManagerOptions build() {
       if (maxFailureBackoff.compareTo(failureBackoff) < 0) {
         throw new IllegalArgumentException(
-            "maxFailureBackoff (" + maxFailureBackoff + ") is below failureBackoff (" + failureBackoff + ")");
+            "maxFailureBackoff ("
+                + maxFailureBackoff
+                + ") is below failureBackoff ("
+                + failureBackoff
+                + ")");
       }
       return new ManagerOptions(this);
     }

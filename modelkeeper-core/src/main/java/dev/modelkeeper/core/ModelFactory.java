@@ -7,7 +7,9 @@ package dev.modelkeeper.core;
 @FunctionalInterface
 public interface ModelFactory {
 
-  /** Constructs the model; {@code modelId} is the identifier the caller asked for (not the alias). */
+  /**
+   * Constructs the model; {@code modelId} is the identifier the caller asked for (not the alias).
+   */
   Model create(String modelId, String apiKey) throws Exception;
 
   /**

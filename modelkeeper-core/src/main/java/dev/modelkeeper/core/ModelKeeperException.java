@@ -1,6 +1,8 @@
 package dev.modelkeeper.core;
 
-/** The root of ModelKeeper's unchecked exceptions; servers map its subtypes to responses by type. */
+/**
+ * The root of ModelKeeper's unchecked exceptions; servers map its subtypes to responses by type.
+ */
 public class ModelKeeperException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 

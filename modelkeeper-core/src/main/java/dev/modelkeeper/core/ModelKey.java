@@ -3,10 +3,10 @@ package dev.modelkeeper.core;
 import java.util.Objects;
 
 /**
- * The identity of a request for a model, resolved once where the request enters: the identifier
- * the caller asked for and an optional alias. The model is registered, locked, queued and leased
- * under {@link #resolvedId()} (the alias when given, else the identifier); its factory receives
- * {@link #modelId()}. Immutable and thread-safe; equal when both parts are equal.
+ * The identity of a request for a model, resolved once where the request enters: the identifier the
+ * caller asked for and an optional alias. The model is registered, locked, queued and leased under
+ * {@link #resolvedId()} (the alias when given, else the identifier); its factory receives {@link
+ * #modelId()}. Immutable and thread-safe; equal when both parts are equal.
  */
 public final class ModelKey {
 

@@ -8,11 +8,11 @@ import java.util.concurrent.CompletableFuture;
  * Keeps models resident by resolved identifier and serializes every load and unload of one
  * identifier. Implementations are thread-safe.
  *
- * <p>The resolved identifier is {@code modelIdAlias} when given, else {@code modelId}. The
- * registry is asked for the resolved identifier, the factory receives the requested {@code
- * modelId}, and the model is registered, locked and leased under the resolved identifier. A
- * {@link ModelKey} carries that identity from where a request enters; the {@code String} methods
- * build one and delegate. The {@code apiKey} of the older methods is accepted and ignored.
+ * <p>The resolved identifier is {@code modelIdAlias} when given, else {@code modelId}. The registry
+ * is asked for the resolved identifier, the factory receives the requested {@code modelId}, and the
+ * model is registered, locked and leased under the resolved identifier. A {@link ModelKey} carries
+ * that identity from where a request enters; the {@code String} methods build one and delegate. The
+ * {@code apiKey} of the older methods is accepted and ignored.
  */
 public interface ModelManager {
 
@@ -109,7 +109,9 @@ public interface ModelManager {
     throw new UnsupportedOperationException(getClass().getName() + " has no diagnostics");
   }
 
-  /** Registers a listener for lifecycle events of every identifier (see {@link LifecycleListener}). */
+  /**
+   * Registers a listener for lifecycle events of every identifier (see {@link LifecycleListener}).
+   */
   void addListener(LifecycleListener listener);
 
   /** An immutable snapshot of counters and gauges. */

@@ -7,9 +7,9 @@ import java.lang.invoke.VarHandle;
  * Read events of leases, striped by thread and lossy: the recency half of the hot path. A lease
  * records its entry's LRU node in its thread's stripe with a plain store and a release store of the
  * stripe's tail: no atomic read-modify-write, and no word shared by all threads. Whoever holds the
- * manager's eviction lock applies the recorded events to the LRU order: one stripe when its producer
- * finds it full, every stripe before a victim is chosen. Thread-safe for any number of producers and
- * one drainer at a time (the caller of the drain methods holds the eviction lock).
+ * manager's eviction lock applies the recorded events to the LRU order: one stripe when its
+ * producer finds it full, every stripe before a victim is chosen. Thread-safe for any number of
+ * producers and one drainer at a time (the caller of the drain methods holds the eviction lock).
  *
  * <p>Lossy by design: two threads of one stripe may overwrite each other's event, and an event
  * offered to a full stripe whose producer cannot take the lock at once is dropped. A lost event
@@ -82,7 +82,9 @@ final class ReadBuffer {
     return true;
   }
 
-  /** Applies the events of stripe {@code s} to {@code order}, oldest first; under the eviction lock. */
+  /**
+   * Applies the events of stripe {@code s} to {@code order}, oldest first; under the eviction lock.
+   */
   void drain(int s, AccessOrder order, long now) {
     int c = (s + 1) * COUNTER_STRIDE;
     long head = counters[c];

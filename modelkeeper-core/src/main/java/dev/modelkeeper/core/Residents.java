@@ -6,7 +6,8 @@ import java.util.function.Predicate;
 
 /**
  * What a manager lets its {@link ResidencyPolicy} do with the resident models: read their LRU order
- * and evict idle ones. Handed out by {@link ModelManager#attachPolicy} to the policy only. Thread-safe.
+ * and evict idle ones. Handed out by {@link ModelManager#attachPolicy} to the policy only.
+ * Thread-safe.
  */
 public interface Residents {
 
@@ -25,8 +26,8 @@ public interface Residents {
 
   /**
    * Evicts, with cause {@link RemovalCause#IDLE}, every model unused for at least {@code idle} by
-   * the manager's ticker, except those {@code exempt} or leased; a model found leased counts as used
-   * now. Returns how many were evicted.
+   * the manager's ticker, except those {@code exempt} or leased; a model found leased counts as
+   * used now. Returns how many were evicted.
    */
   int expire(Duration idle, Predicate<String> exempt);
 }

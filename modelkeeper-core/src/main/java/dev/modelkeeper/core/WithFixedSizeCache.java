@@ -104,7 +104,10 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     return options;
   }
 
-  /** Registered identifiers, least recently used first; a snapshot. See {@link Diagnostics#lruOrder()}. */
+  /**
+   * Registered identifiers, least recently used first; a snapshot. See {@link
+   * Diagnostics#lruOrder()}.
+   */
   public List<String> lruOrder() {
     return diagnostics().lruOrder();
   }
@@ -181,7 +184,9 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     return diagnostics().pinned();
   }
 
-  /** Bytes reserved by resident, unloading and loading models; see {@link Diagnostics#usedBytes()}. */
+  /**
+   * Bytes reserved by resident, unloading and loading models; see {@link Diagnostics#usedBytes()}.
+   */
   public long usedBytes() {
     return diagnostics().usedBytes();
   }
@@ -226,7 +231,10 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
         if (System.nanoTime() - deadline > 0) {
           throw reject(id, "no room before the deadline", capacityTimeoutNanos);
         }
-        cause = slots.size() + 1 > options.maxSize() ? RemovalCause.COUNT_BUDGET : RemovalCause.BYTE_BUDGET;
+        cause =
+            slots.size() + 1 > options.maxSize()
+                ? RemovalCause.COUNT_BUDGET
+                : RemovalCause.BYTE_BUDGET;
         seen = version;
       } finally {
         lock.unlock();

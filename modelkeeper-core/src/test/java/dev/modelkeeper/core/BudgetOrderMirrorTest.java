@@ -11,12 +11,12 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pins a spurious refusal: the budget's slots and the manager's LRU order disagreed for a moment.
- * A load linked its model into the order only after telling the budget {@code loaded}, and an
- * unload unlinked it before telling the budget {@code removed}. A load asking for room inside such
- * a window found the slot counted but no victim listed, nothing loading and no change of version,
- * and was refused with "nothing can be evicted" although room was about to appear. A second
- * policy that pauses on the event holds the window open.
+ * Pins a spurious refusal: the budget's slots and the manager's LRU order disagreed for a moment. A
+ * load linked its model into the order only after telling the budget {@code loaded}, and an unload
+ * unlinked it before telling the budget {@code removed}. A load asking for room inside such a
+ * window found the slot counted but no victim listed, nothing loading and no change of version, and
+ * was refused with "nothing can be evicted" although room was about to appear. A second policy that
+ * pauses on the event holds the window open.
  */
 class BudgetOrderMirrorTest {
 
@@ -65,14 +65,16 @@ class BudgetOrderMirrorTest {
     TestRegistry registry = TestRegistry.of("first", "second");
     BaseModelManager base = new BaseModelManager(registry);
     WithFixedSizeCache cache =
-        new WithFixedSizeCache(base, CacheOptions.builder(1).capacityTimeout(CAPACITY_TIMEOUT).build());
+        new WithFixedSizeCache(
+            base, CacheOptions.builder(1).capacityTimeout(CAPACITY_TIMEOUT).build());
     Gate afterBudgetHeardLoaded = new Gate();
     base.attachPolicy(new PausingPolicy("first", afterBudgetHeardLoaded, null)); // after the budget
 
     Async<Void> first = Async.run("load-first", () -> cache.addModel("first", "k"));
     afterBudgetHeardLoaded.awaitEntered();
     Async<Void> second = Async.run("load-second", () -> cache.addModel("second", "k"));
-    await().atMost(Duration.ofSeconds(Gate.TIMEOUT_SECONDS))
+    await()
+        .atMost(Duration.ofSeconds(Gate.TIMEOUT_SECONDS))
         .until(() -> second.isDone() || cache.stats().capacityWaits() == 1);
 
     afterBudgetHeardLoaded.open();
@@ -84,22 +86,27 @@ class BudgetOrderMirrorTest {
     assertThat(Invariants.check(cache, base, cache, registry)).isEmpty();
   }
 
-  /** The model is cleared and out of the LRU order; the budget has not heard {@code removed} yet. */
+  /**
+   * The model is cleared and out of the LRU order; the budget has not heard {@code removed} yet.
+   */
   @Test
   void loadAskingForRoom_whileAnotherModelIsBeingRemoved_waitsInsteadOfBeingRefused()
       throws Exception {
     TestRegistry registry = TestRegistry.of("old", "new");
     BaseModelManager base = new BaseModelManager(registry);
     Gate beforeBudgetHearsRemoved = new Gate();
-    base.attachPolicy(new PausingPolicy("old", null, beforeBudgetHearsRemoved)); // before the budget
+    base.attachPolicy(
+        new PausingPolicy("old", null, beforeBudgetHearsRemoved)); // before the budget
     WithFixedSizeCache cache =
-        new WithFixedSizeCache(base, CacheOptions.builder(1).capacityTimeout(CAPACITY_TIMEOUT).build());
+        new WithFixedSizeCache(
+            base, CacheOptions.builder(1).capacityTimeout(CAPACITY_TIMEOUT).build());
     cache.addModel("old", "k");
 
     Async<Void> remover = Async.run("remove-old", () -> cache.remove("old"));
     beforeBudgetHearsRemoved.awaitEntered();
     Async<Void> loader = Async.run("load-new", () -> cache.addModel("new", "k"));
-    await().atMost(Duration.ofSeconds(Gate.TIMEOUT_SECONDS))
+    await()
+        .atMost(Duration.ofSeconds(Gate.TIMEOUT_SECONDS))
         .until(() -> loader.isDone() || cache.stats().capacityWaits() == 1);
 
     beforeBudgetHearsRemoved.open();
@@ -117,7 +124,8 @@ class BudgetOrderMirrorTest {
     TestRegistry registry = TestRegistry.of("pinned", "other");
     BaseModelManager base = new BaseModelManager(registry);
     WithFixedSizeCache cache =
-        new WithFixedSizeCache(base, CacheOptions.builder(1).capacityTimeout(Duration.ofMinutes(5)).build());
+        new WithFixedSizeCache(
+            base, CacheOptions.builder(1).capacityTimeout(Duration.ofMinutes(5)).build());
     cache.addModel("pinned", "k");
     cache.pin("pinned");
 

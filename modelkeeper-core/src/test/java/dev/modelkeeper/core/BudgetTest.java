@@ -237,7 +237,9 @@ class BudgetTest {
       l.join();
     }
 
-    assertThat(seenAtLoad).isNotEmpty().allSatisfy(used -> assertThat(used).isLessThanOrEqualTo(70));
+    assertThat(seenAtLoad)
+        .isNotEmpty()
+        .allSatisfy(used -> assertThat(used).isLessThanOrEqualTo(70));
     assertThat(cache.usedBytes()).isLessThanOrEqualTo(70);
     assertThat(Invariants.check(cache, base, cache, registry)).isEmpty();
   }

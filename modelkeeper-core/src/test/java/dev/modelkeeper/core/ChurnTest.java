@@ -23,7 +23,8 @@ class ChurnTest {
 
   private static final String[] MODELS = {"m0", "m1", "m2", "m3"};
   private static final int CLIENTS = 8;
-  // small enough to finish well inside the test kit's 10 s join timeout on a loaded two-core machine
+  // small enough to finish well inside the test kit's 10 s join timeout on a loaded two-core
+  // machine
   private static final int REQUESTS_PER_CLIENT = 600;
 
   private final TestRegistry registry = TestRegistry.of(MODELS);
@@ -117,8 +118,7 @@ class ChurnTest {
       c.join();
     }
 
-    long clearedInUse =
-        registry.created().stream().mapToLong(m -> m.violations().size()).sum();
+    long clearedInUse = registry.created().stream().mapToLong(m -> m.violations().size()).sum();
     System.out.printf(
         "reference-way churn: %d requests answered 'not loaded', %d teardown(s) under use%n",
         notLoaded.get(), clearedInUse);

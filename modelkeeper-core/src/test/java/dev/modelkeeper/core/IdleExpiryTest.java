@@ -79,7 +79,9 @@ class IdleExpiryTest {
     lease.close();
 
     ticker.advance(IDLE.minus(NANO));
-    assertThat(cache.expireIdle()).as("idle time counts from the sweep that saw it leased").isZero();
+    assertThat(cache.expireIdle())
+        .as("idle time counts from the sweep that saw it leased")
+        .isZero();
     ticker.advance(NANO);
     assertThat(cache.expireIdle()).isEqualTo(1);
     assertThat(cache.keys()).isEmpty();

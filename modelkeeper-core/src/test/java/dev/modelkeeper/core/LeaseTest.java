@@ -39,8 +39,7 @@ class LeaseTest {
     await()
         .until(
             () ->
-                manager.describeModels().stream()
-                    .anyMatch(d -> d.state() == ModelState.DRAINING));
+                manager.describeModels().stream().anyMatch(d -> d.state() == ModelState.DRAINING));
 
     assertThat(registry.last("a").clears()).isZero();
     assertThat(remover.isDone()).isFalse();
@@ -109,7 +108,8 @@ class LeaseTest {
     assertThat(registry.constructions("a")).isEqualTo(1);
 
     ticker.advance(Duration.ofSeconds(1));
-    assertThatThrownBy(() -> manager.addModel("a", "k")).isNotInstanceOf(LoadBackoffException.class);
+    assertThatThrownBy(() -> manager.addModel("a", "k"))
+        .isNotInstanceOf(LoadBackoffException.class);
     assertThat(registry.constructions("a")).isEqualTo(2);
 
     ticker.advance(Duration.ofMillis(1999)); // the second window is twice as long

@@ -7,9 +7,9 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * The lease word of one lifecycle entry, single-threaded: which calls grant a lease, and which
- * owe an idle report. The manager-level consequences are covered by the lease and stress tests;
- * these pin the protocol itself.
+ * The lease word of one lifecycle entry, single-threaded: which calls grant a lease, and which owe
+ * an idle report. The manager-level consequences are covered by the lease and stress tests; these
+ * pin the protocol itself.
  */
 class LifecycleEntryTest {
 

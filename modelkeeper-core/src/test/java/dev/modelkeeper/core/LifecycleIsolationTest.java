@@ -75,11 +75,13 @@ class LifecycleIsolationTest {
       waiters[i] =
           i % 2 == 0
               ? Async.run("add-" + i, () -> cache.addModel("c", "k"))
-              : Async.call("acquire-" + i, () -> {
-                  try (ModelLease lease = cache.acquire("c", "k")) {
-                    return lease.model();
-                  }
-                });
+              : Async.call(
+                  "acquire-" + i,
+                  () -> {
+                    try (ModelLease lease = cache.acquire("c", "k")) {
+                      return lease.model();
+                    }
+                  });
     }
     await().until(() -> base.reservations("c") == 9);
     assertThat(base.lifecycleTable()).containsExactly("c");

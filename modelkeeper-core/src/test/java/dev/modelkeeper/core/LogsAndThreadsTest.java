@@ -105,10 +105,14 @@ class LogsAndThreadsTest {
     BaseModelManager manager = manager();
     manager.addModel("a", "key");
     try (LogCapture log = LogCapture.of(BaseModelManager.class)) {
-      assertThat(dev.modelkeeper.core.testkit.Evictions.of(manager).evict("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.FAILED);
+      assertThat(
+              dev.modelkeeper.core.testkit.Evictions.of(manager)
+                  .evict("a", RemovalCause.COUNT_BUDGET))
+          .isEqualTo(EvictionOutcome.FAILED);
 
       LogCapture.Entry warning = log.first(e -> e.level() == Level.WARNING);
-      assertThat(warning.message()).isEqualTo("clearCache() of 'a' failed; the model stays registered");
+      assertThat(warning.message())
+          .isEqualTo("clearCache() of 'a' failed; the model stays registered");
       assertThat(warning.thrown()).hasMessageContaining("injected failure of a first clearCache()");
     }
   }
@@ -125,7 +129,8 @@ class LogsAndThreadsTest {
       WithFixedSizeCache cache = new WithFixedSizeCache(populated, 2);
       assertThat(cache.usedSlots()).isEqualTo(3);
       assertThat(log.messages(Level.WARNING))
-          .containsExactly("starting over budget (maxSize=2): models 3/2 of which 0 loading, pinned []");
+          .containsExactly(
+              "starting over budget (maxSize=2): models 3/2 of which 0 loading, pinned []");
     }
     try (LogCapture log = LogCapture.of(WithFixedSizeCache.class)) {
       new WithFixedSizeCache(populated, 3);
@@ -164,12 +169,16 @@ class LogsAndThreadsTest {
           await()
               .atMost(10, TimeUnit.SECONDS)
               .until(
-                  () -> log.entries().stream().filter(e -> e.message().contains("'leaky'")).findFirst(),
+                  () ->
+                      log.entries().stream()
+                          .filter(e -> e.message().contains("'leaky'"))
+                          .findFirst(),
                   found -> found.isPresent())
               .orElseThrow();
 
       assertThat(report.level()).isEqualTo(Level.WARNING);
-      assertThat(report.message()).isEqualTo("possible lease leak: lease of 'leaky' open for 1500 ms");
+      assertThat(report.message())
+          .isEqualTo("possible lease leak: lease of 'leaky' open for 1500 ms");
       assertThat(report.thrown())
           .hasMessage("lease of 'leaky' taken by thread " + Thread.currentThread().getName());
       assertThat(report.thread().getName()).isEqualTo("modelkeeper-leak-detector");
@@ -212,7 +221,8 @@ class LogsAndThreadsTest {
           new Thread(
               () -> {
                 try (ModelLease sync = manager.acquire("a", "key");
-                    ModelLease async = manager.acquireAsync("a", "key", null).get(10, TimeUnit.SECONDS)) {
+                    ModelLease async =
+                        manager.acquireAsync("a", "key", null).get(10, TimeUnit.SECONDS)) {
                   assertThat(async.model()).isSameAs(sync.model());
                 } catch (Exception e) {
                   throw new AssertionError(e);

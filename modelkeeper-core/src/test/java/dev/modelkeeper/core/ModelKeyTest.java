@@ -12,7 +12,8 @@ class ModelKeyTest {
 
   private final TestRegistry registry = TestRegistry.of("a", "x");
   private final BaseModelManager base = new BaseModelManager(registry);
-  private final WithFixedSizeCache cache = new WithFixedSizeCache(new ModelManagerDecorator(base) {}, 4);
+  private final WithFixedSizeCache cache =
+      new WithFixedSizeCache(new ModelManagerDecorator(base) {}, 4);
 
   @Test
   void acquireByKey_withAlias_registersUnderTheAlias_andBuildsFromTheId() throws Exception {
@@ -29,14 +30,18 @@ class ModelKeyTest {
 
   @Test
   void key_valueSemantics() {
-    assertThat(ModelKey.of("a", "x")).isEqualTo(ModelKey.of("a", "x")).hasSameHashCodeAs(ModelKey.of("a", "x"));
+    assertThat(ModelKey.of("a", "x"))
+        .isEqualTo(ModelKey.of("a", "x"))
+        .hasSameHashCodeAs(ModelKey.of("a", "x"));
     assertThat(ModelKey.of("a")).isNotEqualTo(ModelKey.of("a", "x")).isNotEqualTo(ModelKey.of("b"));
     assertThat(ModelKey.of("a", "x").resolvedId()).isEqualTo("x");
     assertThat(ModelKey.of("a").resolvedId()).isEqualTo("a");
     assertThat(ModelKey.of("a").alias()).isNull();
     assertThat(ModelKey.of("a", "x")).hasToString("a as x");
     assertThat(ModelKey.of("a")).hasToString("a");
-    assertThatThrownBy(() -> ModelKey.of(null, "x")).isInstanceOf(NullPointerException.class).hasMessage("modelId");
+    assertThatThrownBy(() -> ModelKey.of(null, "x"))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("modelId");
   }
 
   @Test

@@ -40,9 +40,9 @@ class ReferenceFailuresTest {
   }
 
   /**
-   * Failure 1 (lock generation split): remove(X) pauses inside clearCache(); a waiter queues on
-   * X's lifecycle, then a newcomer arrives. In the reference system the newcomer found a retired
-   * lock and loaded X while the waiter later loaded it again. Here both join one generation.
+   * Failure 1 (lock generation split): remove(X) pauses inside clearCache(); a waiter queues on X's
+   * lifecycle, then a newcomer arrives. In the reference system the newcomer found a retired lock
+   * and loaded X while the waiter later loaded it again. Here both join one generation.
    */
   @Test
   void removePausedInClearCache_withWaiterAndNewcomer_oneConstructorAtATime() throws Exception {
@@ -116,8 +116,8 @@ class ReferenceFailuresTest {
   }
 
   /**
-   * Failure 2 (decorator fast path): while remove(X) owns X's lifecycle, a warm addModel(X)
-   * through the decorators waits for it and ends with X loaded.
+   * Failure 2 (decorator fast path): while remove(X) owns X's lifecycle, a warm addModel(X) through
+   * the decorators waits for it and ends with X loaded.
    */
   @Test
   void warmAddDuringRemove_waitsAndEndsLoaded() throws Exception {

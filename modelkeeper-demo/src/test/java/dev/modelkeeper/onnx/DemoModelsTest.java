@@ -18,7 +18,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Loads every demo model through the repository registry and the core manager and checks outputs. */
+/**
+ * Loads every demo model through the repository registry and the core manager and checks outputs.
+ */
 class DemoModelsTest {
 
   @TempDir static Path tmp;
@@ -75,7 +77,9 @@ class DemoModelsTest {
       System.arraycopy(data.features(i), 0, flat, i * 4, 4);
     }
     long[] labels =
-        infer("iris", Tensor.ofFloats("input", new long[] {data.size(), 4}, flat)).get("label").longs();
+        infer("iris", Tensor.ofFloats("input", new long[] {data.size(), 4}, flat))
+            .get("label")
+            .longs();
     int correct = 0;
     for (int i = 0; i < data.size(); i++) {
       correct += labels[i] == data.label(i) ? 1 : 0;
@@ -93,8 +97,10 @@ class DemoModelsTest {
     for (int i = 0; i < x.length; i++) {
       x[i] = (float) r.nextDouble(-2, 2);
     }
-    float[] got = infer("mlp-medium/1", Tensor.ofFloats("input", new long[] {batch, in}, x))
-        .get("output").floats();
+    float[] got =
+        infer("mlp-medium/1", Tensor.ofFloats("input", new long[] {batch, in}, x))
+            .get("output")
+            .floats();
 
     double[] want = forward(mlp, x, batch);
     assertThat(got).hasSize(want.length);
@@ -144,12 +150,15 @@ class DemoModelsTest {
   @Test
   void list_demoRepository_hasEveryModelWithDescriptions() {
     List<RepositoryEntry> entries = registry.list();
-    assertThat(entries).extracting(RepositoryEntry::id)
+    assertThat(entries)
+        .extracting(RepositoryEntry::id)
         .containsExactly(
             "convnet/1", "iris/1", "mlp-medium/1", "mlp-small/1", "mlp-small/2", "types/1");
-    assertThat(entries).allSatisfy(e -> {
-      assertThat(e.description()).isNotBlank();
-      assertThat(e.sizeBytes()).isPositive();
-    });
+    assertThat(entries)
+        .allSatisfy(
+            e -> {
+              assertThat(e.description()).isNotBlank();
+              assertThat(e.sizeBytes()).isPositive();
+            });
   }
 }

@@ -31,8 +31,9 @@ class MemoryReturnTest {
 
   @Test
   void loadAndRemove_200CyclesOf32MbModel_rssStaysWithin128Mb() throws IOException {
-    Path file = Mlp.ofApproxBytes(MODEL_BYTES, 42)
-        .writeTo(root.resolve("big").resolve("1").resolve(ModelRepository.MODEL_FILE));
+    Path file =
+        Mlp.ofApproxBytes(MODEL_BYTES, 42)
+            .writeTo(root.resolve("big").resolve("1").resolve(ModelRepository.MODEL_FILE));
     assertThat(Files.size(file)).isBetween(MODEL_BYTES - (1 << 20), MODEL_BYTES + (1 << 20));
     BaseModelManager manager =
         new BaseModelManager(new RepositoryModelRegistry(new LocalModelRepository(root)));
@@ -56,13 +57,16 @@ class MemoryReturnTest {
     assertThat(manager.size()).isZero();
     awaitTrimAfter(trimsBefore);
     long end = rssBytes();
-    System.out.printf("RSS after the first cycle %d MB, after %d cycles %d MB%n",
+    System.out.printf(
+        "RSS after the first cycle %d MB, after %d cycles %d MB%n",
         baseline >> 20, CYCLES, end >> 20);
     assertThat(end - baseline).isLessThan(ALLOWED_GROWTH);
   }
 
   private static void awaitTrimAfter(long trims) {
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(20))
         .until(() -> NativeHeap.trimCount() > trims);
   }
 

@@ -22,7 +22,8 @@ final class Processes {
 
   private Processes() {}
 
-  static Outcome run(List<String> command, Duration timeout) throws IOException, InterruptedException {
+  static Outcome run(List<String> command, Duration timeout)
+      throws IOException, InterruptedException {
     return run(command, Map.of(), timeout);
   }
 

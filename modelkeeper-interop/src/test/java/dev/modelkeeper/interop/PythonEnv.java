@@ -12,10 +12,10 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * A Python virtual environment with the pinned client packages of {@code requirements.txt},
- * made once per set of pins under {@code ~/.cache/modelkeeper/} and reused. Fails (never skips)
- * naming what is missing when Python, venv, pip or a package cannot be had. Not thread-safe; tests
- * make it once.
+ * A Python virtual environment with the pinned client packages of {@code requirements.txt}, made
+ * once per set of pins under {@code ~/.cache/modelkeeper/} and reused. Fails (never skips) naming
+ * what is missing when Python, venv, pip or a package cannot be had. Not thread-safe; tests make it
+ * once.
  */
 final class PythonEnv {
 
@@ -37,7 +37,8 @@ final class PythonEnv {
   static PythonEnv forRequirements(Path requirements) throws IOException, InterruptedException {
     String pins = Files.readString(requirements);
     Path root =
-        Path.of(System.getProperty("user.home"), ".cache", "modelkeeper", "interop-venv-" + hash(pins));
+        Path.of(
+            System.getProperty("user.home"), ".cache", "modelkeeper", "interop-venv-" + hash(pins));
     Path python = root.resolve("bin").resolve("python");
     Path done = root.resolve(".installed");
     if (Files.isRegularFile(done) && Files.isExecutable(python)) {
@@ -48,19 +49,37 @@ final class PythonEnv {
         Processes.run(List.of(system, "-m", "venv", "--clear", root.toString()), CREATE_TIMEOUT);
     if (venv.exitCode() != 0) {
       throw new IllegalStateException(
-          "'" + system + " -m venv' failed (exit " + venv.exitCode() + "): the interop tests need"
-              + " Python's venv module (Debian: apt-get install python3-venv)\n" + venv.output());
+          "'"
+              + system
+              + " -m venv' failed (exit "
+              + venv.exitCode()
+              + "): the interop tests need"
+              + " Python's venv module (Debian: apt-get install python3-venv)\n"
+              + venv.output());
     }
     Processes.Outcome pip =
         Processes.run(
-            List.of(python.toString(), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                "-r", requirements.toString()),
+            List.of(
+                python.toString(),
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "-q",
+                "-r",
+                requirements.toString()),
             INSTALL_TIMEOUT);
     if (pip.exitCode() != 0) {
       throw new IllegalStateException(
-          "pip could not install the interop clients (" + String.join(", ", packages(pins))
-              + ") from " + requirements + " (exit " + pip.exitCode() + "); they come from PyPI"
-              + "\n" + pip.output());
+          "pip could not install the interop clients ("
+              + String.join(", ", packages(pins))
+              + ") from "
+              + requirements
+              + " (exit "
+              + pip.exitCode()
+              + "); they come from PyPI"
+              + "\n"
+              + pip.output());
     }
     Files.writeString(done, pins);
     return new PythonEnv(python);
@@ -69,7 +88,8 @@ final class PythonEnv {
   private static String findPython() throws InterruptedException {
     for (String candidate : List.of("python3", "python")) {
       try {
-        Processes.Outcome v = Processes.run(List.of(candidate, "--version"), Duration.ofSeconds(30));
+        Processes.Outcome v =
+            Processes.run(List.of(candidate, "--version"), Duration.ofSeconds(30));
         if (v.exitCode() == 0 && v.output().contains("Python 3")) {
           return candidate;
         }

@@ -50,9 +50,23 @@ class TritonClientTest {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     server =
         new ProcessBuilder(
-                java, "-Xmx1g", "-jar", jar.toString(), "serve", "--host", "127.0.0.1",
-                "--port", "0", "--grpc-port", "0", "--cache-dir", cache.toString(),
-                "--auth-token", TOKEN, "--shutdown-timeout", "5s")
+                java,
+                "-Xmx1g",
+                "-jar",
+                jar.toString(),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--grpc-port",
+                "0",
+                "--cache-dir",
+                cache.toString(),
+                "--auth-token",
+                TOKEN,
+                "--shutdown-timeout",
+                "5s")
             .redirectErrorStream(true)
             .start();
     CountDownLatch ready = new CountDownLatch(1);
@@ -111,10 +125,24 @@ class TritonClientTest {
     Files.createDirectories(report.getParent());
     Processes.Outcome run =
         Processes.run(
-            List.of(env.python().toString(), "-m", "pytest", "-v", "-p", "no:cacheprovider",
-                "--junitxml=" + report, tests.resolve("test_tritonclient.py").toString()),
-            Map.of("MK_HTTP", httpAddress, "MK_GRPC", grpcAddress, "MK_TOKEN", TOKEN,
-                "PYTHONDONTWRITEBYTECODE", "1"),
+            List.of(
+                env.python().toString(),
+                "-m",
+                "pytest",
+                "-v",
+                "-p",
+                "no:cacheprovider",
+                "--junitxml=" + report,
+                tests.resolve("test_tritonclient.py").toString()),
+            Map.of(
+                "MK_HTTP",
+                httpAddress,
+                "MK_GRPC",
+                grpcAddress,
+                "MK_TOKEN",
+                TOKEN,
+                "PYTHONDONTWRITEBYTECODE",
+                "1"),
             Duration.ofMinutes(5));
     assertThat(run.exitCode()).as("pytest exit code; its output is above in the log").isZero();
     // every protocol ran: a skipped or deselected protocol would leave its cases out

@@ -105,7 +105,8 @@ public enum Datatype {
 
     @Override
     OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(env, ByteBuffer.wrap((byte[]) data), shape, OnnxJavaType.UINT8);
+      return OnnxTensor.createTensor(
+          env, ByteBuffer.wrap((byte[]) data), shape, OnnxJavaType.UINT8);
     }
 
     @Override
@@ -178,13 +179,16 @@ public enum Datatype {
 
     @Override
     OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(env, ShortBuffer.wrap((short[]) data), shape, OnnxJavaType.INT16);
+      return OnnxTensor.createTensor(
+          env, ShortBuffer.wrap((short[]) data), shape, OnnxJavaType.INT16);
     }
 
     @Override
     Object fromOrt(OnnxTensor t) {
       ShortBuffer b = t.getShortBuffer();
-      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+      if (b.hasArray()
+          && b.arrayOffset() == 0
+          && b.position() == 0
           && b.array().length == b.remaining()) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
@@ -228,7 +232,9 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       IntBuffer b = t.getIntBuffer();
-      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+      if (b.hasArray()
+          && b.arrayOffset() == 0
+          && b.position() == 0
           && b.array().length == b.remaining()) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
@@ -272,7 +278,9 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       LongBuffer b = t.getLongBuffer();
-      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+      if (b.hasArray()
+          && b.arrayOffset() == 0
+          && b.position() == 0
           && b.array().length == b.remaining()) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
@@ -316,7 +324,9 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       FloatBuffer b = t.getFloatBuffer();
-      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+      if (b.hasArray()
+          && b.arrayOffset() == 0
+          && b.position() == 0
           && b.array().length == b.remaining()) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
@@ -360,7 +370,9 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       DoubleBuffer b = t.getDoubleBuffer();
-      if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0
+      if (b.hasArray()
+          && b.arrayOffset() == 0
+          && b.position() == 0
           && b.array().length == b.remaining()) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
@@ -399,7 +411,9 @@ public enum Datatype {
           throw new BufferUnderflowException();
         }
         if (src.hasArray()) {
-          out.add(new String(src.array(), src.arrayOffset() + src.position(), length, StandardCharsets.UTF_8));
+          out.add(
+              new String(
+                  src.array(), src.arrayOffset() + src.position(), length, StandardCharsets.UTF_8));
           src.position(src.position() + length);
         } else {
           byte[] b = new byte[length];
@@ -501,14 +515,25 @@ public enum Datatype {
   public Object fromBinary(String tensor, ByteBuffer src, int count) {
     if (elementBytes > 0 && (long) count * elementBytes > src.remaining()) {
       throw new InvalidInputException(
-          "input '" + tensor + "' needs " + (long) count * elementBytes + " bytes of " + this
-              + " data for " + count + " elements but has " + src.remaining());
+          "input '"
+              + tensor
+              + "' needs "
+              + (long) count * elementBytes
+              + " bytes of "
+              + this
+              + " data for "
+              + count
+              + " elements but has "
+              + src.remaining());
     }
     try {
       return decode(src, count);
     } catch (BufferUnderflowException e) {
       throw new InvalidInputException(
-          "input '" + tensor + "' has truncated BYTES data: each of its " + count
+          "input '"
+              + tensor
+              + "' has truncated BYTES data: each of its "
+              + count
               + " elements needs a 4-byte little-endian length and that many bytes");
     }
   }
@@ -569,7 +594,9 @@ public enum Datatype {
       return valueOf(name.trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
       throw new InvalidInputException(
-          "unsupported datatype '" + name + "'; supported: BOOL, UINT8, INT8, INT16, INT32, INT64, FP32, FP64, BYTES");
+          "unsupported datatype '"
+              + name
+              + "'; supported: BOOL, UINT8, INT8, INT16, INT32, INT64, FP32, FP64, BYTES");
     }
   }
 
@@ -581,7 +608,8 @@ public enum Datatype {
         n += 1;
       } else if (c < 0x800) {
         n += 2;
-      } else if (Character.isHighSurrogate(c) && i + 1 < s.length()
+      } else if (Character.isHighSurrogate(c)
+          && i + 1 < s.length()
           && Character.isLowSurrogate(s.charAt(i + 1))) {
         n += 4;
         i++;
@@ -623,9 +651,11 @@ public enum Datatype {
     } else {
       try {
         BigDecimal d =
-            n instanceof BigDecimal ? (BigDecimal) n
-                : n instanceof BigInteger ? new BigDecimal((BigInteger) n)
-                : new BigDecimal(n.toString());
+            n instanceof BigDecimal
+                ? (BigDecimal) n
+                : n instanceof BigInteger
+                    ? new BigDecimal((BigInteger) n)
+                    : new BigDecimal(n.toString());
         value = d.longValueExact();
       } catch (ArithmeticException | NumberFormatException e) {
         throw new InvalidInputException(
@@ -634,8 +664,19 @@ public enum Datatype {
     }
     if (value < min || value > max) {
       throw new InvalidInputException(
-          "tensor '" + tensor + "' element " + i + " is " + value + ", outside the " + this
-              + " range [" + min + ", " + max + "]");
+          "tensor '"
+              + tensor
+              + "' element "
+              + i
+              + " is "
+              + value
+              + ", outside the "
+              + this
+              + " range ["
+              + min
+              + ", "
+              + max
+              + "]");
     }
     return value;
   }

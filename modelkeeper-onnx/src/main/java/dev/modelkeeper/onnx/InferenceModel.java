@@ -18,8 +18,8 @@ public interface InferenceModel extends Model {
   /**
    * Runs the model.
    *
-   * @param inputs every input the model declares, keyed by input name (each key equals its
-   *     tensor's {@link Tensor#name()})
+   * @param inputs every input the model declares, keyed by input name (each key equals its tensor's
+   *     {@link Tensor#name()})
    * @param requestedOutputs output names to return; an empty set (or null) returns all outputs
    * @return the requested outputs keyed by name, in the model's output order
    * @throws InvalidInputException for an unknown, missing or mistyped input, a shape the model
@@ -30,8 +30,8 @@ public interface InferenceModel extends Model {
   Map<String, Tensor> infer(Map<String, Tensor> inputs, Set<String> requestedOutputs);
 
   /**
-   * The repository config the model was loaded with (its execution settings tell the server how
-   * to batch and run it); {@link ModelConfig#EMPTY} by default. Cheap, never blocks.
+   * The repository config the model was loaded with (its execution settings tell the server how to
+   * batch and run it); {@link ModelConfig#EMPTY} by default. Cheap, never blocks.
    */
   default ModelConfig config() {
     return ModelConfig.EMPTY;

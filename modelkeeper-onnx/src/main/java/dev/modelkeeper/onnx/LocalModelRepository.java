@@ -22,8 +22,8 @@ import java.util.Objects;
  * added or removed on disk are seen at once.
  *
  * <p>Only identifiers accepted by {@link ModelId} are looked up, and every resolved file must lie
- * inside the root after following symbolic links; a link that leads out of the root is refused
- * with {@link InvalidModelIdException}.
+ * inside the root after following symbolic links; a link that leads out of the root is refused with
+ * {@link InvalidModelIdException}.
  */
 public final class LocalModelRepository implements ModelRepository {
 
@@ -89,8 +89,9 @@ public final class LocalModelRepository implements ModelRepository {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot list model repository " + root, e);
     }
-    out.sort(Comparator.comparing(RepositoryEntry::name)
-        .thenComparingLong(e -> Long.parseLong(e.version())));
+    out.sort(
+        Comparator.comparing(RepositoryEntry::name)
+            .thenComparingLong(e -> Long.parseLong(e.version())));
     return out;
   }
 
@@ -123,7 +124,11 @@ public final class LocalModelRepository implements ModelRepository {
     }
     if (!real.startsWith(root)) {
       throw new InvalidModelIdException(
-          "model '" + id + "' resolves outside the repository root (symbolic link to " + real + ")");
+          "model '"
+              + id
+              + "' resolves outside the repository root (symbolic link to "
+              + real
+              + ")");
     }
     if (!Files.isRegularFile(real)) {
       throw new ModelNotFoundException("model '" + id + "' has no regular model file in " + root);
@@ -209,9 +214,11 @@ public final class LocalModelRepository implements ModelRepository {
       return ModelConfig.parse(Files.readString(real, StandardCharsets.UTF_8));
     } catch (IOException | IllegalArgumentException e) {
       if (strict) {
-        throw new ModelLoadException("bad " + ModelConfig.FILE_NAME + " of '" + id + "': " + e.getMessage(), e);
+        throw new ModelLoadException(
+            "bad " + ModelConfig.FILE_NAME + " of '" + id + "': " + e.getMessage(), e);
       }
-      LOG.log(Level.WARNING, "ignoring bad {0} of {1}: {2}", ModelConfig.FILE_NAME, id, e.getMessage());
+      LOG.log(
+          Level.WARNING, "ignoring bad {0} of {1}: {2}", ModelConfig.FILE_NAME, id, e.getMessage());
       return ModelConfig.EMPTY;
     }
   }

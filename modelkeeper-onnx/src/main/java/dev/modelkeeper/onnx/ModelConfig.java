@@ -60,17 +60,22 @@ public record ModelConfig(
     @JsonProperty("description") String description,
     @JsonProperty("labels") List<String> labels,
     @JsonProperty("expected_size_bytes") long expectedSizeBytes,
-    @JsonProperty("max_batch_size") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+    @JsonProperty("max_batch_size")
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
         int maxBatchSize,
-    @JsonProperty("max_queue_delay") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+    @JsonProperty("max_queue_delay")
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
         long maxQueueDelayMicros,
     @JsonProperty("preferred_batch_sizes") @JsonInclude(JsonInclude.Include.NON_EMPTY)
         List<Integer> preferredBatchSizes,
-    @JsonProperty("max_concurrency") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+    @JsonProperty("max_concurrency")
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
         int maxConcurrency,
-    @JsonProperty("intra_op_threads") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+    @JsonProperty("intra_op_threads")
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
         int intraOpThreads,
-    @JsonProperty("inter_op_threads") @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
+    @JsonProperty("inter_op_threads")
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
         int interOpThreads) {
 
   /** The file name of a version's config inside its folder. */
@@ -94,7 +99,11 @@ public record ModelConfig(
 
   private static final ObjectMapper JSON = mapper();
   private static final List<String> UNSET_WHEN_ABSENT =
-      List.of("max_batch_size", "max_queue_delay", "max_concurrency", "intra_op_threads",
+      List.of(
+          "max_batch_size",
+          "max_queue_delay",
+          "max_concurrency",
+          "intra_op_threads",
           "inter_op_threads");
 
   /**
@@ -106,14 +115,19 @@ public record ModelConfig(
   public ModelConfig {
     description = description == null ? "" : description;
     labels = labels == null ? List.of() : List.copyOf(labels);
-    preferredBatchSizes = preferredBatchSizes == null ? List.of() : List.copyOf(preferredBatchSizes);
+    preferredBatchSizes =
+        preferredBatchSizes == null ? List.of() : List.copyOf(preferredBatchSizes);
     if (expectedSizeBytes < -1) {
       throw new IllegalArgumentException(
           "config key \"expected_size_bytes\" must be a non-negative integer, was "
               + expectedSizeBytes);
     }
     new Execution( // checks the execution settings
-        maxBatchSize, maxQueueDelayMicros, preferredBatchSizes, maxConcurrency, intraOpThreads,
+        maxBatchSize,
+        maxQueueDelayMicros,
+        preferredBatchSizes,
+        maxConcurrency,
+        intraOpThreads,
         interOpThreads);
   }
 
@@ -140,7 +154,11 @@ public record ModelConfig(
   /** How the server batches and runs the model; {@link Execution#DEFAULTS} when none is set. */
   public Execution execution() {
     return new Execution(
-        maxBatchSize, maxQueueDelayMicros, preferredBatchSizes, maxConcurrency, intraOpThreads,
+        maxBatchSize,
+        maxQueueDelayMicros,
+        preferredBatchSizes,
+        maxConcurrency,
+        intraOpThreads,
         interOpThreads);
   }
 
@@ -180,7 +198,8 @@ public record ModelConfig(
       atLeast("max_concurrency", maxConcurrency, 1);
       atLeast("intra_op_threads", intraOpThreads, 1);
       atLeast("inter_op_threads", interOpThreads, 1);
-      preferredBatchSizes = preferredBatchSizes == null ? List.of() : List.copyOf(preferredBatchSizes);
+      preferredBatchSizes =
+          preferredBatchSizes == null ? List.of() : List.copyOf(preferredBatchSizes);
       for (int size : preferredBatchSizes) {
         if (size < 1) {
           throw new IllegalArgumentException(

@@ -5,8 +5,8 @@ import java.util.regex.Pattern;
 
 /**
  * A validated repository model identifier: {@code name} (the highest version) or {@code
- * name/version}. Names match {@code [A-Za-z0-9][A-Za-z0-9_.-]{0,63}}, versions are decimal
- * integers from 1 without sign or leading zeros (at most 9 digits); nothing else is accepted, so an
+ * name/version}. Names match {@code [A-Za-z0-9][A-Za-z0-9_.-]{0,63}}, versions are decimal integers
+ * from 1 without sign or leading zeros (at most 9 digits); nothing else is accepted, so an
  * identifier can never name a path outside a repository root. Immutable and thread-safe.
  *
  * @param name the model name
@@ -71,7 +71,8 @@ public record ModelId(String name, String version) {
   private static void checkName(String name) {
     if (name == null || !NAME.matcher(name).matches()) {
       throw new InvalidModelIdException(
-          "invalid model name '" + printable(name)
+          "invalid model name '"
+              + printable(name)
               + "': use 1-64 letters, digits, '_', '.', '-', starting with a letter or digit");
     }
   }
@@ -79,7 +80,10 @@ public record ModelId(String name, String version) {
   private static void checkVersion(String name, String version) {
     if (!VERSION.matcher(version).matches()) {
       throw new InvalidModelIdException(
-          "invalid version '" + printable(version) + "' of model '" + name
+          "invalid version '"
+              + printable(version)
+              + "' of model '"
+              + name
               + "': use a decimal number without leading zeros");
     }
   }

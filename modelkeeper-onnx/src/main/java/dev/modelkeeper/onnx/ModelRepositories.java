@@ -8,7 +8,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 
-/** Opens a {@link ModelRepository} from a command-line style location. Stateless and thread-safe. */
+/**
+ * Opens a {@link ModelRepository} from a command-line style location. Stateless and thread-safe.
+ */
 public final class ModelRepositories {
 
   /** The download timeout used by {@link #open}. */

@@ -22,13 +22,14 @@ import javax.management.ObjectName;
  * <p>Trimming is not free: the next load has to fault the returned pages in again. So {@link
  * #requestTrim()} only schedules a trim on one daemon thread, which runs it once no request has
  * arrived for {@link #QUIET_MILLIS} ms, or at the latest {@link #MAX_DELAY_MILLIS} ms after the
- * first pending request (so that steady churn is trimmed too). The scheduling state is guarded by
- * a private monitor held only for bookkeeping, never while trimming.
+ * first pending request (so that steady churn is trimmed too). The scheduling state is guarded by a
+ * private monitor held only for bookkeeping, never while trimming.
  */
 final class NativeHeap {
 
   /** A trim runs once unloads have paused this long. */
   static final long QUIET_MILLIS = 200;
+
   /** ...or at the latest this long after the first unload that asked for it. */
   static final long MAX_DELAY_MILLIS = 5_000;
 
@@ -39,10 +40,13 @@ final class NativeHeap {
 
   @GuardedBy("LOCK")
   private static boolean pending;
+
   @GuardedBy("LOCK")
   private static long firstRequestNanos;
+
   @GuardedBy("LOCK")
   private static long lastRequestNanos;
+
   @GuardedBy("LOCK")
   private static Thread worker;
 
@@ -97,9 +101,10 @@ final class NativeHeap {
           continue;
         }
         long now = System.nanoTime();
-        long due = Math.min(
-            lastRequestNanos + TimeUnit.MILLISECONDS.toNanos(QUIET_MILLIS),
-            firstRequestNanos + TimeUnit.MILLISECONDS.toNanos(MAX_DELAY_MILLIS));
+        long due =
+            Math.min(
+                lastRequestNanos + TimeUnit.MILLISECONDS.toNanos(QUIET_MILLIS),
+                firstRequestNanos + TimeUnit.MILLISECONDS.toNanos(MAX_DELAY_MILLIS));
         long waitNanos = due - now;
         if (waitNanos <= 0) {
           pending = false;
@@ -114,13 +119,20 @@ final class NativeHeap {
     try {
       MBeanServer server = ManagementFactory.getPlatformMBeanServer();
       ObjectName name = new ObjectName("com.sun.management:type=DiagnosticCommand");
-      Object result = server.invoke(
-          name, OPERATION, new Object[] {new String[0]}, new String[] {String[].class.getName()});
+      Object result =
+          server.invoke(
+              name,
+              OPERATION,
+              new Object[] {new String[0]},
+              new String[] {String[].class.getName()});
       LOG.log(Level.DEBUG, "native heap trimmed: {0}", result);
     } catch (JMException | RuntimeException e) {
       unavailable = true;
-      LOG.log(Level.INFO, "cannot trim the native heap on this JVM ({0}); freed model memory may"
-          + " stay with the allocator", e.toString());
+      LOG.log(
+          Level.INFO,
+          "cannot trim the native heap on this JVM ({0}); freed model memory may"
+              + " stay with the allocator",
+          e.toString());
     } finally {
       TRIMS.incrementAndGet();
     }

@@ -25,13 +25,13 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * An ONNX model on ONNX Runtime. Thread-safe: any number of threads may call {@link #infer} at
- * once (they share one session); {@link #clearCache()} waits for running inferences, then closes
- * the session and releases its native memory, after which {@link #infer} throws {@link
+ * An ONNX model on ONNX Runtime. Thread-safe: any number of threads may call {@link #infer} at once
+ * (they share one session); {@link #clearCache()} waits for running inferences, then closes the
+ * session and releases its native memory, after which {@link #infer} throws {@link
  * ModelNotLoadedException}.
  *
- * <p>{@link #sizeBytes()} reports the size of the model file, which for the weight-dominated
- * models ModelKeeper serves is close to the native memory the session keeps.
+ * <p>{@link #sizeBytes()} reports the size of the model file, which for the weight-dominated models
+ * ModelKeeper serves is close to the native memory the session keeps.
  */
 public final class OnnxModel implements InferenceModel {
 
@@ -120,7 +120,8 @@ public final class OnnxModel implements InferenceModel {
       if (e instanceof ModelLoadException) {
         throw (ModelLoadException) e;
       }
-      throw new ModelLoadException("ONNX Runtime cannot load '" + id + "' from " + modelFile + ": " + e.getMessage(), e);
+      throw new ModelLoadException(
+          "ONNX Runtime cannot load '" + id + "' from " + modelFile + ": " + e.getMessage(), e);
     }
   }
 
@@ -190,7 +191,11 @@ public final class OnnxModel implements InferenceModel {
     ReentrantReadWriteLock.WriteLock write = lock.writeLock();
     if (!write.tryLock(CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
       throw new TimeoutException(
-          "model '" + metadata.id() + "' still ran inferences after " + CLOSE_TIMEOUT_SECONDS + "s");
+          "model '"
+              + metadata.id()
+              + "' still ran inferences after "
+              + CLOSE_TIMEOUT_SECONDS
+              + "s");
     }
     boolean closed = false;
     try {
@@ -249,13 +254,23 @@ public final class OnnxModel implements InferenceModel {
       TensorSpec spec = inputSpecs.get(key);
       if (spec == null) {
         throw new InvalidInputException(
-            "model '" + metadata.id() + "' has no input named '" + key + "'; its inputs are "
+            "model '"
+                + metadata.id()
+                + "' has no input named '"
+                + key
+                + "'; its inputs are "
                 + inputSpecs.keySet());
       }
       if (t.datatype() != spec.datatype()) {
         throw new InvalidInputException(
-            "input '" + key + "' of model '" + metadata.id() + "' must be " + spec.datatype()
-                + ", was " + t.datatype());
+            "input '"
+                + key
+                + "' of model '"
+                + metadata.id()
+                + "' must be "
+                + spec.datatype()
+                + ", was "
+                + t.datatype());
       }
       checkShape(spec, t.shape());
     }
@@ -276,8 +291,15 @@ public final class OnnxModel implements InferenceModel {
     }
     if (!ok) {
       throw new InvalidInputException(
-          "input '" + spec.name() + "' of model '" + metadata.id() + "' has shape "
-              + Arrays.toString(shape) + ", the model takes " + want + " (-1 = any size)");
+          "input '"
+              + spec.name()
+              + "' of model '"
+              + metadata.id()
+              + "' has shape "
+              + Arrays.toString(shape)
+              + ", the model takes "
+              + want
+              + " (-1 = any size)");
     }
   }
 
@@ -294,7 +316,11 @@ public final class OnnxModel implements InferenceModel {
     for (String name : requested) {
       if (!outputSpecs.containsKey(name)) {
         throw new InvalidInputException(
-            "model '" + metadata.id() + "' has no output named '" + name + "'; its outputs are "
+            "model '"
+                + metadata.id()
+                + "' has no output named '"
+                + name
+                + "'; its outputs are "
                 + outputSpecs.keySet());
       }
     }
@@ -306,15 +332,22 @@ public final class OnnxModel implements InferenceModel {
   private Tensor fromOrt(String name, OnnxValue value) throws OrtException {
     if (!(value instanceof OnnxTensor)) {
       throw new InferenceException(
-          "output '" + name + "' of '" + metadata.id() + "' is a " + value.getType()
-              + ", only tensors are supported", null);
+          "output '"
+              + name
+              + "' of '"
+              + metadata.id()
+              + "' is a "
+              + value.getType()
+              + ", only tensors are supported",
+          null);
     }
     OnnxTensor t = (OnnxTensor) value;
     TensorInfo info = t.getInfo();
     Datatype dt = Datatype.ofOrt(info.type);
     if (dt == null) {
       throw new InferenceException(
-          "output '" + name + "' of '" + metadata.id() + "' has unsupported type " + info.type, null);
+          "output '" + name + "' of '" + metadata.id() + "' has unsupported type " + info.type,
+          null);
     }
     return Tensor.of(name, dt, info.getShape(), dt.fromOrt(t));
   }
@@ -327,7 +360,9 @@ public final class OnnxModel implements InferenceModel {
             "model '" + id + "' has a non-tensor input or output '" + node.getName() + "'");
       }
       TensorInfo info = (TensorInfo) node.getInfo();
-      out.add(TensorSpec.of(node.getName(), datatypeOf(id, node.getName(), info.type), info.getShape()));
+      out.add(
+          TensorSpec.of(
+              node.getName(), datatypeOf(id, node.getName(), info.type), info.getShape()));
     }
     return out;
   }

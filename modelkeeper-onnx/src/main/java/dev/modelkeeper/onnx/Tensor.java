@@ -14,9 +14,9 @@ import java.util.Objects;
  * array, so neither the caller nor a reader may modify it.
  *
  * <p>Every factory checks that the array type matches the datatype and that the shape's element
- * count equals the data length, and throws {@link InvalidInputException} otherwise. For JSON
- * front ends, {@link #fromValues} converts (possibly nested) lists of numbers, booleans or strings
- * and {@link #toList()} returns JSON-friendly boxed values (use it instead of serializing {@code
+ * count equals the data length, and throws {@link InvalidInputException} otherwise. For JSON front
+ * ends, {@link #fromValues} converts (possibly nested) lists of numbers, booleans or strings and
+ * {@link #toList()} returns JSON-friendly boxed values (use it instead of serializing {@code
  * byte[]} data, which JSON libraries tend to write as base64).
  */
 public final class Tensor {
@@ -54,7 +54,11 @@ public final class Tensor {
     }
     if (data.getClass() != datatype.arrayType()) {
       throw new InvalidInputException(
-          "tensor '" + name + "' is declared " + datatype + " but its data is "
+          "tensor '"
+              + name
+              + "' is declared "
+              + datatype
+              + " but its data is "
               + data.getClass().getSimpleName());
     }
     long[] dims = shape.clone();
@@ -62,8 +66,15 @@ public final class Tensor {
     int length = Array.getLength(data);
     if (count != length) {
       throw new InvalidInputException(
-          "tensor '" + name + "' has shape " + Arrays.toString(dims) + " (" + count
-              + " elements) but " + length + " data elements");
+          "tensor '"
+              + name
+              + "' has shape "
+              + Arrays.toString(dims)
+              + " ("
+              + count
+              + " elements) but "
+              + length
+              + " data elements");
     }
     if (datatype == Datatype.BYTES) {
       for (String s : (String[]) data) {
@@ -116,8 +127,8 @@ public final class Tensor {
   /**
    * Builds a tensor from loosely typed values as a JSON parser produces them: a {@link List} or
    * array, possibly nested, of {@link Number}s (integral for integer types, within range), {@link
-   * Boolean}s (BOOL) or {@link String}s (BYTES; a {@code byte[]} is decoded as UTF-8). Nested
-   * lists are flattened in row-major order; only the total count is checked against the shape.
+   * Boolean}s (BOOL) or {@link String}s (BYTES; a {@code byte[]} is decoded as UTF-8). Nested lists
+   * are flattened in row-major order; only the total count is checked against the shape.
    *
    * @throws InvalidInputException when an element has the wrong kind or is out of range, or the
    *     count disagrees with the shape
@@ -246,15 +257,21 @@ public final class Tensor {
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, datatype, Arrays.hashCode(shape), Arrays.deepHashCode(new Object[] {data}));
+    return Objects.hash(
+        name, datatype, Arrays.hashCode(shape), Arrays.deepHashCode(new Object[] {data}));
   }
 
   @Override
   public String toString() {
     int n = elementCount();
     StringBuilder sb = new StringBuilder();
-    sb.append("Tensor[").append(name).append(' ').append(datatype).append(' ')
-        .append(Arrays.toString(shape)).append(" [");
+    sb.append("Tensor[")
+        .append(name)
+        .append(' ')
+        .append(datatype)
+        .append(' ')
+        .append(Arrays.toString(shape))
+        .append(" [");
     for (int i = 0; i < Math.min(n, 8); i++) {
       if (i > 0) {
         sb.append(", ");
@@ -284,11 +301,13 @@ public final class Tensor {
       try {
         count = Math.multiplyExact(count, d);
       } catch (ArithmeticException e) {
-        throw new InvalidInputException("tensor '" + name + "' shape " + Arrays.toString(shape) + " is too large");
+        throw new InvalidInputException(
+            "tensor '" + name + "' shape " + Arrays.toString(shape) + " is too large");
       }
     }
     if (count > Integer.MAX_VALUE - 8) {
-      throw new InvalidInputException("tensor '" + name + "' shape " + Arrays.toString(shape) + " is too large");
+      throw new InvalidInputException(
+          "tensor '" + name + "' shape " + Arrays.toString(shape) + " is too large");
     }
     return count;
   }

@@ -21,12 +21,12 @@
  * <h2>Repository</h2>
  *
  * <p>A repository holds {@code <root>/<name>/<version>/model.onnx} and optionally {@code
- * config.json} ({@link dev.modelkeeper.onnx.ModelConfig}). Model identifiers are {@code name}
- * (the highest version) or {@code name/version} ({@link dev.modelkeeper.onnx.ModelId}). {@link
+ * config.json} ({@link dev.modelkeeper.onnx.ModelConfig}). Model identifiers are {@code name} (the
+ * highest version) or {@code name/version} ({@link dev.modelkeeper.onnx.ModelId}). {@link
  * dev.modelkeeper.onnx.RepositoryModelRegistry} is the core {@code ModelRegistry} over a {@link
  * dev.modelkeeper.onnx.ModelRepository}: {@link dev.modelkeeper.onnx.LocalModelRepository} for a
  * folder, {@link dev.modelkeeper.onnx.remote.HttpModelRepository} for an HTTP store; {@link
- * dev.modelkeeper.onnx.ModelRepositories#open} picks one from a folder or URL. The
- * demo repository and the ONNX writer live in the {@code modelkeeper-demo} module.
+ * dev.modelkeeper.onnx.ModelRepositories#open} picks one from a folder or URL. The demo repository
+ * and the ONNX writer live in the {@code modelkeeper-demo} module.
  */
 package dev.modelkeeper.onnx;

@@ -43,16 +43,17 @@ class OnnxModelTest {
   private static Map<String, Tensor> typesInputs() {
     long[] s3 = {3};
     Map<String, Tensor> in = new LinkedHashMap<>();
-    for (Tensor t : List.of(
-        Tensor.ofFloats("fp32_in", s3, 1.5f, -2.25f, 0f),
-        Tensor.ofDoubles("fp64_in", s3, 1e300, -0.125, 3.0),
-        Tensor.ofInts("int32_in", s3, 7, -1_000_000_000, 0),
-        Tensor.ofLongs("int64_in", s3, 1L << 40, -3, 5),
-        Tensor.ofShorts("int16_in", s3, (short) -32768, (short) 12, (short) 32767),
-        Tensor.ofInt8("int8_in", s3, (byte) -128, (byte) 0, (byte) 127),
-        Tensor.ofUint8("uint8_in", s3, (byte) 0, (byte) 128, (byte) 255),
-        Tensor.ofBooleans("bool_in", s3, true, false, true),
-        Tensor.ofStrings("bytes_in", s3, "hello", "", "naïve ☃"))) {
+    for (Tensor t :
+        List.of(
+            Tensor.ofFloats("fp32_in", s3, 1.5f, -2.25f, 0f),
+            Tensor.ofDoubles("fp64_in", s3, 1e300, -0.125, 3.0),
+            Tensor.ofInts("int32_in", s3, 7, -1_000_000_000, 0),
+            Tensor.ofLongs("int64_in", s3, 1L << 40, -3, 5),
+            Tensor.ofShorts("int16_in", s3, (short) -32768, (short) 12, (short) 32767),
+            Tensor.ofInt8("int8_in", s3, (byte) -128, (byte) 0, (byte) 127),
+            Tensor.ofUint8("uint8_in", s3, (byte) 0, (byte) 128, (byte) 255),
+            Tensor.ofBooleans("bool_in", s3, true, false, true),
+            Tensor.ofStrings("bytes_in", s3, "hello", "", "naïve ☃"))) {
       in.put(t.name(), t);
     }
     return in;
@@ -67,7 +68,8 @@ class OnnxModelTest {
     assertThat(out.get("int32_out").ints()).containsExactly(14, -2_000_000_000, 0);
     assertThat(out.get("int64_out").longs()).containsExactly(1L << 41, -6, 10);
     assertThat(out.get("int64_as_fp32").floats()).containsExactly((float) (1L << 40), -3f, 5f);
-    assertThat(out.get("int16_out").shorts()).containsExactly((short) -32768, (short) 12, (short) 32767);
+    assertThat(out.get("int16_out").shorts())
+        .containsExactly((short) -32768, (short) 12, (short) 32767);
     assertThat(out.get("int8_out").bytes()).containsExactly((byte) -128, (byte) 0, (byte) 127);
     assertThat(out.get("uint8_out").toList()).containsExactly(0, 128, 255);
     assertThat(out.get("bool_out").booleans()).containsExactly(false, true, false);
@@ -80,9 +82,18 @@ class OnnxModelTest {
   void metadata_typesModel_declaresEveryDatatypeWithDynamicDims() {
     ModelMetadata md = types.metadata();
     assertThat(md.platform()).isEqualTo(ModelMetadata.ONNX_PLATFORM);
-    assertThat(md.inputs()).extracting(TensorSpec::datatype)
-        .containsExactlyInAnyOrder(Datatype.FP32, Datatype.FP64, Datatype.INT32, Datatype.INT64,
-            Datatype.INT16, Datatype.INT8, Datatype.UINT8, Datatype.BOOL, Datatype.BYTES);
+    assertThat(md.inputs())
+        .extracting(TensorSpec::datatype)
+        .containsExactlyInAnyOrder(
+            Datatype.FP32,
+            Datatype.FP64,
+            Datatype.INT32,
+            Datatype.INT64,
+            Datatype.INT16,
+            Datatype.INT8,
+            Datatype.UINT8,
+            Datatype.BOOL,
+            Datatype.BYTES);
     assertThat(md.inputs()).allSatisfy(s -> assertThat(s.shape()).containsExactly(-1L));
     assertThat(md.outputs()).extracting(TensorSpec::name).contains("int64_as_fp32", "bytes_out");
   }
@@ -96,7 +107,8 @@ class OnnxModelTest {
   @Test
   void infer_unknownRequestedOutput_throwsInvalidInput() {
     assertThatThrownBy(() -> types.infer(typesInputs(), Set.of("nope")))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("no output named 'nope'");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("no output named 'nope'");
   }
 
   @Test
@@ -104,7 +116,8 @@ class OnnxModelTest {
     Map<String, Tensor> in = typesInputs();
     in.put("extra", Tensor.ofFloats("extra", new long[] {1}, 1f));
     assertThatThrownBy(() -> types.infer(in, Set.of()))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("no input named 'extra'");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("no input named 'extra'");
   }
 
   @Test
@@ -112,7 +125,8 @@ class OnnxModelTest {
     Map<String, Tensor> in = typesInputs();
     in.remove("bytes_in");
     assertThatThrownBy(() -> types.infer(in, Set.of()))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("'bytes_in', which is missing");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("'bytes_in', which is missing");
   }
 
   @Test
@@ -120,14 +134,17 @@ class OnnxModelTest {
     Map<String, Tensor> in = typesInputs();
     in.put("int64_in", Tensor.ofInts("int64_in", new long[] {3}, 1, 2, 3));
     assertThatThrownBy(() -> types.infer(in, Set.of()))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("must be INT64, was INT32");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("must be INT64, was INT32");
   }
 
   @Test
   void infer_shapeTheModelCannotTake_throwsInvalidInput() {
-    Map<String, Tensor> in = Map.of("input", Tensor.ofFloats("input", new long[] {2, 2}, 1, 2, 3, 4));
+    Map<String, Tensor> in =
+        Map.of("input", Tensor.ofFloats("input", new long[] {2, 2}, 1, 2, 3, 4));
     assertThatThrownBy(() -> iris.infer(in, Set.of()))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("has shape [2, 2]");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("has shape [2, 2]");
   }
 
   @Test
@@ -138,9 +155,11 @@ class OnnxModelTest {
 
   @Test
   void infer_keyDiffersFromTensorName_throwsInvalidInput() {
-    Map<String, Tensor> in = Map.of("input", Tensor.ofFloats("other", new long[] {1, 4}, 1, 2, 3, 4));
+    Map<String, Tensor> in =
+        Map.of("input", Tensor.ofFloats("other", new long[] {1, 4}, 1, 2, 3, 4));
     assertThatThrownBy(() -> iris.infer(in, Set.of()))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("named 'other'");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("named 'other'");
   }
 
   @Test
@@ -161,15 +180,17 @@ class OnnxModelTest {
     try {
       List<Future<Boolean>> results = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
-        results.add(pool.submit(() -> {
-          start.await(10, TimeUnit.SECONDS);
-          for (int i = 0; i < 50; i++) {
-            if (!types.infer(in, Set.of()).equals(expected)) {
-              return false;
-            }
-          }
-          return true;
-        }));
+        results.add(
+            pool.submit(
+                () -> {
+                  start.await(10, TimeUnit.SECONDS);
+                  for (int i = 0; i < 50; i++) {
+                    if (!types.infer(in, Set.of()).equals(expected)) {
+                      return false;
+                    }
+                  }
+                  return true;
+                }));
       }
       for (Future<Boolean> f : results) {
         assertThat(f.get(30, TimeUnit.SECONDS)).isTrue();
@@ -186,27 +207,40 @@ class OnnxModelTest {
     model.clearCache();
     model.clearCache(); // idempotent
     assertThat(model.isLoaded()).isFalse();
-    assertThatThrownBy(() -> model.infer(
-            Map.of("input", Tensor.ofFloats("input", new long[] {1, 8}, new float[8])), Set.of()))
+    assertThatThrownBy(
+            () ->
+                model.infer(
+                    Map.of("input", Tensor.ofFloats("input", new long[] {1, 8}, new float[8])),
+                    Set.of()))
         .isInstanceOf(ModelNotLoadedException.class);
   }
 
   @Test
   void sizeBytes_isTheModelFileSize() throws Exception {
-    assertThat(iris.sizeBytes()).isEqualTo(Files.size(TestRepos.modelFile("iris", "1"))).isPositive();
+    assertThat(iris.sizeBytes())
+        .isEqualTo(Files.size(TestRepos.modelFile("iris", "1")))
+        .isPositive();
   }
 
   @Test
   void load_notAnOnnxFile_throwsModelLoadException(@TempDir Path dir) throws Exception {
     Path junk = Files.writeString(dir.resolve("model.onnx"), "this is not a protobuf");
-    assertThatThrownBy(() -> OnnxModel.load(junk, "junk", "1", ModelConfig.EMPTY, OnnxModelOptions.defaults()))
-        .isInstanceOf(ModelLoadException.class).hasMessageContaining("junk/1");
+    assertThatThrownBy(
+            () -> OnnxModel.load(junk, "junk", "1", ModelConfig.EMPTY, OnnxModelOptions.defaults()))
+        .isInstanceOf(ModelLoadException.class)
+        .hasMessageContaining("junk/1");
   }
 
   @Test
   void load_missingFile_throwsModelLoadException(@TempDir Path dir) {
-    assertThatThrownBy(() -> OnnxModel.load(
-            dir.resolve("absent.onnx"), "absent", "1", ModelConfig.EMPTY, OnnxModelOptions.defaults()))
+    assertThatThrownBy(
+            () ->
+                OnnxModel.load(
+                    dir.resolve("absent.onnx"),
+                    "absent",
+                    "1",
+                    ModelConfig.EMPTY,
+                    OnnxModelOptions.defaults()))
         .isInstanceOf(ModelLoadException.class);
   }
 }

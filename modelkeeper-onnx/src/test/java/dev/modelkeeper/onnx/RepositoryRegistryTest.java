@@ -41,32 +41,61 @@ class RepositoryRegistryTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {
-      "..", "../outside", "../outside/secret/1", "iris/../../outside", "/etc/passwd", "/iris",
-      "iris/1/..", "iris/1/model.onnx", "iris%2F1", "..%2Foutside", "%2e%2e", "iris\\1",
-      "..\\outside", "iris/", "/", "", ".hidden", "iris/01", "iris/0", "iris/-1", "iris/1 ",
-      "iris /1", "iris/1?x=1", "a\u0000b", "iris/+1", "C:\\models\\iris", "~/iris",
-      "iris/1234567890"})
+  @ValueSource(
+      strings = {
+        "..",
+        "../outside",
+        "../outside/secret/1",
+        "iris/../../outside",
+        "/etc/passwd",
+        "/iris",
+        "iris/1/..",
+        "iris/1/model.onnx",
+        "iris%2F1",
+        "..%2Foutside",
+        "%2e%2e",
+        "iris\\1",
+        "..\\outside",
+        "iris/",
+        "/",
+        "",
+        ".hidden",
+        "iris/01",
+        "iris/0",
+        "iris/-1",
+        "iris/1 ",
+        "iris /1",
+        "iris/1?x=1",
+        "a\u0000b",
+        "iris/+1",
+        "C:\\models\\iris",
+        "~/iris",
+        "iris/1234567890"
+      })
   void getModel_malformedOrEscapingId_throwsInvalidModelId(String id) {
-    assertThatThrownBy(() -> registry.getModel(id, null)).isInstanceOf(InvalidModelIdException.class);
+    assertThatThrownBy(() -> registry.getModel(id, null))
+        .isInstanceOf(InvalidModelIdException.class);
   }
 
   @Test
   void getModel_nullId_throwsInvalidModelId() {
-    assertThatThrownBy(() -> registry.getModel(null, null)).isInstanceOf(InvalidModelIdException.class);
+    assertThatThrownBy(() -> registry.getModel(null, null))
+        .isInstanceOf(InvalidModelIdException.class);
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"nosuch", "nosuch/1", "iris/2", "secret", "secret/1"})
   void getModel_validUnknownId_throwsModelNotFound(String id) {
-    assertThatThrownBy(() -> registry.getModel(id, null)).isInstanceOf(ModelNotFoundException.class);
+    assertThatThrownBy(() -> registry.getModel(id, null))
+        .isInstanceOf(ModelNotFoundException.class);
   }
 
   @Test
   void getModel_symlinkedModelFolderOutsideRoot_throwsInvalidModelId() throws IOException {
     Files.createSymbolicLink(root.resolve("escape"), outside.resolve("secret"));
     assertThatThrownBy(() -> registry.getModel("escape/1", null))
-        .isInstanceOf(InvalidModelIdException.class).hasMessageContaining("outside the repository root");
+        .isInstanceOf(InvalidModelIdException.class)
+        .hasMessageContaining("outside the repository root");
     assertThatThrownBy(() -> registry.getModel("escape", null))
         .isInstanceOf(InvalidModelIdException.class);
     assertThat(registry.list()).extracting(RepositoryEntry::name).doesNotContain("escape");
@@ -75,7 +104,8 @@ class RepositoryRegistryTest {
   @Test
   void getModel_symlinkedModelFileOutsideRoot_throwsInvalidModelId() throws IOException {
     Path dir = Files.createDirectories(root.resolve("linked").resolve("1"));
-    Files.createSymbolicLink(dir.resolve(ModelRepository.MODEL_FILE),
+    Files.createSymbolicLink(
+        dir.resolve(ModelRepository.MODEL_FILE),
         outside.resolve("secret").resolve("1").resolve(ModelRepository.MODEL_FILE));
     assertThatThrownBy(() -> registry.getModel("linked/1", null))
         .isInstanceOf(InvalidModelIdException.class);
@@ -108,7 +138,8 @@ class RepositoryRegistryTest {
     ModelFactory f = registry.getModel("iris/1", null);
     assertThat(f.predictedSizeBytes("iris/1"))
         .isEqualTo(Files.size(root.resolve("iris/1/model.onnx")));
-    Files.writeString(root.resolve("iris/1/config.json"),
+    Files.writeString(
+        root.resolve("iris/1/config.json"),
         "{\"description\": \"d\", \"expected_size_bytes\": 123456}");
     assertThat(f.predictedSizeBytes("iris/1")).isEqualTo(123456);
     assertThat(f.predictedSizeBytes("../x")).isNegative();
@@ -119,13 +150,15 @@ class RepositoryRegistryTest {
     Files.writeString(root.resolve("iris/1/config.json"), "{\"labels\": [1, 2]}");
     ModelFactory f = registry.getModel("iris/1", null);
     assertThatThrownBy(() -> f.create("iris/1", null))
-        .isInstanceOf(ModelLoadException.class).hasMessageContaining("config.json");
+        .isInstanceOf(ModelLoadException.class)
+        .hasMessageContaining("config.json");
     assertThat(registry.list()).extracting(RepositoryEntry::id).contains("iris/1");
   }
 
   @Test
   void create_configLabelsAndDescription_reachMetadata() throws Exception {
-    Files.writeString(root.resolve("iris/1/config.json"),
+    Files.writeString(
+        root.resolve("iris/1/config.json"),
         "{\"description\": \"flowers \\\"quoted\\\"\", \"labels\": [\"a\", \"b\", \"c\"], \"x\": null}");
     OnnxModel m = (OnnxModel) registry.getModel("iris/1", null).create("iris/1", null);
     try {
@@ -151,7 +184,8 @@ class RepositoryRegistryTest {
     Files.createDirectories(root.resolve(".git"));
     Files.createDirectories(root.resolve("empty").resolve("1"));
     Files.createDirectories(root.resolve("iris").resolve("notaversion"));
-    assertThat(registry.list()).extracting(RepositoryEntry::id)
+    assertThat(registry.list())
+        .extracting(RepositoryEntry::id)
         .containsExactly("iris/1", "mlp/3", "mlp/10");
   }
 
@@ -159,7 +193,8 @@ class RepositoryRegistryTest {
   void configJson_roundTrips() {
     ModelConfig c = new ModelConfig("a \"b\"\n\u0001", java.util.List.of("x", "y"), 42);
     assertThat(ModelConfig.parse(c.toJson())).isEqualTo(c);
-    assertThatThrownBy(() -> ModelConfig.parse("{\"a\": 1,}")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ModelConfig.parse("{\"a\": 1,}"))
+        .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> ModelConfig.parse("[1]")).isInstanceOf(IllegalArgumentException.class);
   }
 

@@ -19,32 +19,40 @@ class TensorTest {
   @Test
   void of_arrayTypeDisagreesWithDatatype_throwsInvalidInput() {
     assertThatThrownBy(() -> Tensor.of("x", Datatype.FP64, new long[] {1}, new float[] {1}))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("declared FP64");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("declared FP64");
   }
 
   @Test
   void of_negativeDimension_throwsInvalidInput() {
     assertThatThrownBy(() -> Tensor.ofInts("x", new long[] {-1}, 1))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("negative dimension");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("negative dimension");
   }
 
   @Test
   void of_overflowingShape_throwsInvalidInput() {
     assertThatThrownBy(() -> Tensor.ofInts("x", new long[] {1L << 40, 1L << 40}))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("too large");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("too large");
   }
 
   @Test
   void fromValues_nestedLists_flattenRowMajor() {
-    Tensor t = Tensor.fromValues("x", Datatype.INT64, new long[] {2, 2},
-        List.of(List.of(1, 2L), List.of(BigInteger.valueOf(3), 4.0)));
+    Tensor t =
+        Tensor.fromValues(
+            "x",
+            Datatype.INT64,
+            new long[] {2, 2},
+            List.of(List.of(1, 2L), List.of(BigInteger.valueOf(3), 4.0)));
     assertThat(t.longs()).containsExactly(1, 2, 3, 4);
   }
 
   @Test
   void fromValues_uint8OutOfRange_throwsInvalidInput() {
     assertThatThrownBy(() -> Tensor.fromValues("x", Datatype.UINT8, new long[] {1}, List.of(256)))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("outside the UINT8 range");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("outside the UINT8 range");
   }
 
   @Test
@@ -57,30 +65,35 @@ class TensorTest {
   @Test
   void fromValues_fractionForIntegerType_throwsInvalidInput() {
     assertThatThrownBy(() -> Tensor.fromValues("x", Datatype.INT32, new long[] {1}, List.of(1.5)))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("integral INT32");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("integral INT32");
   }
 
   @Test
   void fromValues_stringForNumber_throwsInvalidInput() {
     assertThatThrownBy(() -> Tensor.fromValues("x", Datatype.FP32, new long[] {1}, List.of("1")))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("expected a FP32 number");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("expected a FP32 number");
   }
 
   @Test
   void fromValues_numberForBool_throwsInvalidInput() {
     assertThatThrownBy(() -> Tensor.fromValues("x", Datatype.BOOL, new long[] {1}, List.of(1)))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("expected a BOOL");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("expected a BOOL");
   }
 
   @Test
   void fromValues_countDisagreesWithShape_throwsInvalidInput() {
-    assertThatThrownBy(() -> Tensor.fromValues("x", Datatype.BYTES, new long[] {3}, List.of("a", "b")))
+    assertThatThrownBy(
+            () -> Tensor.fromValues("x", Datatype.BYTES, new long[] {3}, List.of("a", "b")))
         .isInstanceOf(InvalidInputException.class);
   }
 
   @Test
   void fromValues_mixedKinds_convertEachDatatype() {
-    assertThat(Tensor.fromValues("b", Datatype.BOOL, new long[] {2}, List.of(true, false)).booleans())
+    assertThat(
+            Tensor.fromValues("b", Datatype.BOOL, new long[] {2}, List.of(true, false)).booleans())
         .containsExactly(true, false);
     assertThat(Tensor.fromValues("s", Datatype.BYTES, new long[] {1}, List.of("hé")).strings())
         .containsExactly("hé");

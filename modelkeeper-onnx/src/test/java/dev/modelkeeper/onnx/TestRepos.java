@@ -63,13 +63,15 @@ public final class TestRepos {
       return;
     }
     try (Stream<Path> walk = Files.walk(dir)) {
-      walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException ignored) {
-          // best effort at exit
-        }
-      });
+      walk.sorted(Comparator.reverseOrder())
+          .forEach(
+              p -> {
+                try {
+                  Files.deleteIfExists(p);
+                } catch (IOException ignored) {
+                  // best effort at exit
+                }
+              });
     } catch (IOException ignored) {
       // best effort at exit
     }

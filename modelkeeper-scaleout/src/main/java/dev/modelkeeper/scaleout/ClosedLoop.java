@@ -83,7 +83,8 @@ public final class ClosedLoop implements AutoCloseable {
         String problem = null;
         try {
           Http.Answer a =
-              http.post(url + "/v2/models/" + model + "/infer", GeneratedRepository.inferBody(model));
+              http.post(
+                  url + "/v2/models/" + model + "/infer", GeneratedRepository.inferBody(model));
           if (a.status() != 200) {
             problem = model + ": HTTP " + a.status() + " " + a.body();
           }

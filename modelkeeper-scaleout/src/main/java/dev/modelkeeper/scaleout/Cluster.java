@@ -12,10 +12,10 @@ import java.util.Set;
 
 /**
  * HAProxy with the shipped configuration in front of three replicas of the packaged jar, all on
- * 127.0.0.1 at free ports, serving a generated repository of small ONNX models from a loopback
- * HTTP server, with one artifact cache folder shared by the replicas. {@link #close()} kills
- * every process it started. Not thread-safe: drive it from one thread (the queries it offers are
- * safe to call while clients run).
+ * 127.0.0.1 at free ports, serving a generated repository of small ONNX models from a loopback HTTP
+ * server, with one artifact cache folder shared by the replicas. {@link #close()} kills every
+ * process it started. Not thread-safe: drive it from one thread (the queries it offers are safe to
+ * call while clients run).
  */
 public final class Cluster implements AutoCloseable {
 
@@ -70,7 +70,11 @@ public final class Cluster implements AutoCloseable {
   private HaProxy proxy;
 
   private Cluster(
-      Path work, List<String> models, RepositoryServer repository, HaProxy proxy, List<Replica> replicas) {
+      Path work,
+      List<String> models,
+      RepositoryServer repository,
+      HaProxy proxy,
+      List<Replica> replicas) {
     this.work = work;
     this.models = models;
     this.repository = repository;
@@ -111,10 +115,14 @@ public final class Cluster implements AutoCloseable {
                 jar,
                 port,
                 List.of(
-                    "--repository", repository.url(),
-                    "--cache-dir", cache.toString(),
-                    "--max-models", "" + maxModels,
-                    "--shutdown-timeout", "10s"),
+                    "--repository",
+                    repository.url(),
+                    "--cache-dir",
+                    cache.toString(),
+                    "--max-models",
+                    "" + maxModels,
+                    "--shutdown-timeout",
+                    "10s"),
                 logs));
       }
       for (Replica r : replicas) {
@@ -143,10 +151,15 @@ public final class Cluster implements AutoCloseable {
         routing == Routing.MODEL_AFFINE
             ? shipped
             : Files.writeString(
-                work.resolve("haproxy-" + routing.name().toLowerCase(java.util.Locale.ROOT) + ".cfg"),
+                work.resolve(
+                    "haproxy-" + routing.name().toLowerCase(java.util.Locale.ROOT) + ".cfg"),
                 routing.config(Files.readString(shipped)));
     return HaProxy.start(
-        config, Ports.free(), Ports.free(), replicaPorts, work.resolve("logs").resolve("haproxy.log"));
+        config,
+        Ports.free(),
+        Ports.free(),
+        replicaPorts,
+        work.resolve("logs").resolve("haproxy.log"));
   }
 
   /** Replaces the proxy by one with {@code routing}, and waits until it routes to every replica. */

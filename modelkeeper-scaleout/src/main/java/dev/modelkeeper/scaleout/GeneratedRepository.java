@@ -48,8 +48,11 @@ public final class GeneratedRepository {
 
   /** An inference request body for any of the models, with a request id. */
   public static String inferBody(String id) {
-    return "{\"id\": \"" + id + "\", \"inputs\": [{\"name\": \"input\", \"shape\": [1, "
-        + INPUT_WIDTH + "], \"datatype\": \"FP32\", \"data\": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7,"
+    return "{\"id\": \""
+        + id
+        + "\", \"inputs\": [{\"name\": \"input\", \"shape\": [1, "
+        + INPUT_WIDTH
+        + "], \"datatype\": \"FP32\", \"data\": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7,"
         + " 0.8]}]}";
   }
 }

@@ -18,7 +18,10 @@ import java.util.concurrent.TimeUnit;
 public final class HaProxy implements AutoCloseable {
 
   private static final List<Path> BINARIES =
-      List.of(Path.of("/usr/sbin/haproxy"), Path.of("/usr/bin/haproxy"), Path.of("/usr/local/sbin/haproxy"));
+      List.of(
+          Path.of("/usr/sbin/haproxy"),
+          Path.of("/usr/bin/haproxy"),
+          Path.of("/usr/local/sbin/haproxy"));
 
   private final Process process;
   private final int port;
@@ -52,8 +55,10 @@ public final class HaProxy implements AutoCloseable {
     found = find();
     if (found == null) {
       throw new IllegalStateException(
-          "haproxy is not installed and 'apt-get install -y haproxy' failed (exit " + rc
-              + "); install it as root. apt-get said:\n" + output);
+          "haproxy is not installed and 'apt-get install -y haproxy' failed (exit "
+              + rc
+              + "); install it as root. apt-get said:\n"
+              + output);
     }
     return found;
   }
@@ -99,7 +104,8 @@ public final class HaProxy implements AutoCloseable {
    * listening on 127.0.0.1:{@code port}, stats on 127.0.0.1:{@code statsPort}, and {@code
    * replicaPorts} as servers r1, r2, ...; waits until the stats page answers.
    */
-  public static HaProxy start(Path config, int port, int statsPort, List<Integer> replicaPorts, Path log)
+  public static HaProxy start(
+      Path config, int port, int statsPort, List<Integer> replicaPorts, Path log)
       throws IOException, InterruptedException {
     Path binary = ensureInstalled();
     Map<String, String> env = new HashMap<>();

@@ -16,6 +16,7 @@ final class Project {
       }
     }
     throw new IllegalStateException(
-        "run from inside the project: no deploy/haproxy/haproxy.cfg above " + Path.of("").toAbsolutePath());
+        "run from inside the project: no deploy/haproxy/haproxy.cfg above "
+            + Path.of("").toAbsolutePath());
   }
 }

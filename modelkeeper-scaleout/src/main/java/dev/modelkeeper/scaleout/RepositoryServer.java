@@ -58,7 +58,9 @@ public final class RepositoryServer implements AutoCloseable {
       String path = ex.getRequestURI().getPath().substring(1);
       requests.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet();
       Path file = root.resolve(path).normalize();
-      if (!ex.getRequestMethod().equals("GET") || !file.startsWith(root) || !Files.isRegularFile(file)) {
+      if (!ex.getRequestMethod().equals("GET")
+          || !file.startsWith(root)
+          || !Files.isRegularFile(file)) {
         ex.sendResponseHeaders(404, -1);
         return;
       }

@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Timeout;
  * The shipped HAProxy configuration in front of three replicas of the packaged jar, on loopback,
  * serving 12 small ONNX models from a loopback HTTP repository through one shared artifact cache.
  * One cluster for the whole class (starting it takes most of the time); each scenario starts by
- * unloading every model. Every request is bounded (count and time), every process is killed at
- * the end.
+ * unloading every model. Every request is bounded (count and time), every process is killed at the
+ * end.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -44,8 +44,9 @@ class ScaleOutIT {
   @Timeout(value = 180, unit = TimeUnit.SECONDS)
   void startCluster() throws Exception {
     // under target/, so the processes' logs outlive a failed run
-    Path work = java.nio.file.Files.createTempDirectory(
-        java.nio.file.Files.createDirectories(Path.of("target", "scaleout-it")), "run-");
+    Path work =
+        java.nio.file.Files.createTempDirectory(
+            java.nio.file.Files.createDirectories(Path.of("target", "scaleout-it")), "run-");
     // room for all 12 on one replica: residency then shows routing, not evictions
     cluster = Cluster.start(work, MODELS, MODELS, Cluster.Routing.MODEL_AFFINE);
   }
@@ -63,14 +64,19 @@ class ScaleOutIT {
 
   /** Prints what a scenario saw (residency and the proxy's retry counters) for the build log. */
   private void report(String scenario, ClosedLoop.Result r) throws Exception {
-    StringBuilder b = new StringBuilder(scenario).append(": residency ").append(cluster.residency());
+    StringBuilder b =
+        new StringBuilder(scenario).append(": residency ").append(cluster.residency());
     if (r != null) {
-      b.append(String.format(", %d requests, %d failed, p50 %.1f ms, p99 %.1f ms",
-          r.requests(), r.failures(), r.percentileMillis(0.5), r.percentileMillis(0.99)));
+      b.append(
+          String.format(
+              ", %d requests, %d failed, p50 %.1f ms, p99 %.1f ms",
+              r.requests(), r.failures(), r.percentileMillis(0.5), r.percentileMillis(0.99)));
     }
     Map<String, String> backend = cluster.proxy().server(Cluster.BACKEND, "BACKEND");
-    b.append(", proxy retries so far ").append(backend.get("wretr"))
-        .append(", redispatches ").append(backend.get("wredis"));
+    b.append(", proxy retries so far ")
+        .append(backend.get("wretr"))
+        .append(", redispatches ")
+        .append(backend.get("wredis"));
     System.out.println(b);
   }
 
@@ -120,14 +126,17 @@ class ScaleOutIT {
       List<String> models = new ArrayList<>(cluster.models());
       java.util.Collections.shuffle(models, order);
       for (String m : models) {
-        Http.Answer a = http.post(proxy() + "/v2/models/" + m + "/infer", GeneratedRepository.inferBody(m));
+        Http.Answer a =
+            http.post(proxy() + "/v2/models/" + m + "/infer", GeneratedRepository.inferBody(m));
         assertThat(a.status()).as("%s: %s", m, a.body()).isEqualTo(200);
       }
     }
     report("even load", null);
     Map<String, List<String>> residency = cluster.residency();
     assertThat(residency).hasSize(MODELS);
-    assertThat(residency.values()).as("replicas per model: %s", residency).allSatisfy(rs -> assertThat(rs).hasSize(1));
+    assertThat(residency.values())
+        .as("replicas per model: %s", residency)
+        .allSatisfy(rs -> assertThat(rs).hasSize(1));
     assertThat(residency.values().stream().map(rs -> rs.get(0)).distinct().count())
         .as("every replica owns some models: %s", residency)
         .isEqualTo(3);
@@ -139,7 +148,8 @@ class ScaleOutIT {
     cluster.clearAll();
     List<String> models = cluster.models();
     ClosedLoop.Result r;
-    try (ClosedLoop clients = new ClosedLoop(proxy(), CLIENTS, Workload.hot(models, "m05", 0.9), 600, 5)) {
+    try (ClosedLoop clients =
+        new ClosedLoop(proxy(), CLIENTS, Workload.hot(models, "m05", 0.9), 600, 5)) {
       clients.awaitDone(600, Duration.ofSeconds(60));
       r = clients.stop(STOP);
     }
@@ -157,12 +167,18 @@ class ScaleOutIT {
     cluster.clearAll();
     List<String> models = cluster.models();
     for (String m : models) { // every model on its owner
-      assertThat(http.post(proxy() + "/v2/models/" + m + "/infer", GeneratedRepository.inferBody(m)).status()).isEqualTo(200);
+      assertThat(
+              http.post(proxy() + "/v2/models/" + m + "/infer", GeneratedRepository.inferBody(m))
+                  .status())
+          .isEqualTo(200);
     }
     Map<String, List<String>> before = cluster.residency();
     String victimName = "r2";
     List<String> victimModels =
-        before.entrySet().stream().filter(e -> e.getValue().contains(victimName)).map(Map.Entry::getKey).toList();
+        before.entrySet().stream()
+            .filter(e -> e.getValue().contains(victimName))
+            .map(Map.Entry::getKey)
+            .toList();
     assertThat(victimModels).as("r2 owns models: %s", before).isNotEmpty();
     Replica victim = replica(victimName);
     ClosedLoop.Result r;
@@ -185,7 +201,10 @@ class ScaleOutIT {
     report("SIGKILL of r2", r);
     assertThat(r.failures()).as("%s; logs %s", r.failureSamples(), cluster.logs()).isZero();
     for (String m : victimModels) {
-      assertThat(after.get(m)).as("%s after r2 died: %s", m, after).isNotEmpty().doesNotContain(victimName);
+      assertThat(after.get(m))
+          .as("%s after r2 died: %s", m, after)
+          .isNotEmpty()
+          .doesNotContain(victimName);
     }
   }
 
@@ -194,7 +213,8 @@ class ScaleOutIT {
   void rollingRestartOfAllThree_underFourClients_failsNoRequest() throws Exception {
     cluster.clearAll();
     ClosedLoop.Result r;
-    try (ClosedLoop clients = new ClosedLoop(proxy(), CLIENTS, Workload.even(cluster.models()), 20_000, 11)) {
+    try (ClosedLoop clients =
+        new ClosedLoop(proxy(), CLIENTS, Workload.even(cluster.models()), 20_000, 11)) {
       clients.awaitDone(100, Duration.ofSeconds(60));
       for (Replica replica : cluster.replicas()) {
         long before = clients.done();

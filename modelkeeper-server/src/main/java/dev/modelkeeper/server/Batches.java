@@ -36,7 +36,9 @@ final class Batches {
     return !specs.isEmpty();
   }
 
-  /** The first dimension all of {@code inputs} share, or -1 when they disagree or one is a scalar. */
+  /**
+   * The first dimension all of {@code inputs} share, or -1 when they disagree or one is a scalar.
+   */
   static int rows(Map<String, Tensor> inputs) {
     long rows = -1;
     for (Tensor t : inputs.values()) {
@@ -57,14 +59,19 @@ final class Batches {
     StringBuilder key = new StringBuilder(modelId).append('|');
     for (Tensor t : new TreeMap<>(inputs).values()) {
       long[] shape = t.shape();
-      key.append(t.name()).append(':').append(t.datatype())
-          .append(Arrays.toString(Arrays.copyOfRange(shape, Math.min(1, shape.length), shape.length)))
+      key.append(t.name())
+          .append(':')
+          .append(t.datatype())
+          .append(
+              Arrays.toString(Arrays.copyOfRange(shape, Math.min(1, shape.length), shape.length)))
           .append(';');
     }
     return key.append('|').append(outputs == null ? Set.of() : new TreeSet<>(outputs)).toString();
   }
 
-  /** The inputs of {@code parts} (which share a {@link #joinKey}) concatenated along dimension 0. */
+  /**
+   * The inputs of {@code parts} (which share a {@link #joinKey}) concatenated along dimension 0.
+   */
   static Map<String, Tensor> concat(List<Map<String, Tensor>> parts) {
     Map<String, Tensor> out = new LinkedHashMap<>();
     for (String name : parts.get(0).keySet()) {
@@ -90,9 +97,9 @@ final class Batches {
   }
 
   /**
-   * Splits {@code merged} outputs into one map per request of {@code rows[i]} rows each, or
-   * returns null when an output's first dimension is not the batch's row count (the model did not
-   * keep rows apart, so its batched answer cannot be split).
+   * Splits {@code merged} outputs into one map per request of {@code rows[i]} rows each, or returns
+   * null when an output's first dimension is not the batch's row count (the model did not keep rows
+   * apart, so its batched answer cannot be split).
    */
   static List<Map<String, Tensor>> split(Map<String, Tensor> merged, int[] rows) {
     long total = 0;

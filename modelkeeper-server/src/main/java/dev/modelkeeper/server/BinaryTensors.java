@@ -25,8 +25,13 @@ final class BinaryTensors {
   static Tensor read(String name, Datatype datatype, long[] shape, ByteBuffer binary, long size) {
     if (size > binary.remaining()) {
       throw new InvalidInputException(
-          "input '" + name + "' claims " + size + " bytes of binary data but only "
-              + binary.remaining() + " remain in the request body");
+          "input '"
+              + name
+              + "' claims "
+              + size
+              + " bytes of binary data but only "
+              + binary.remaining()
+              + " remain in the request body");
     }
     ByteBuffer slice = binary.slice(binary.position(), (int) size).order(ByteOrder.LITTLE_ENDIAN);
     binary.position(binary.position() + (int) size);
@@ -44,15 +49,30 @@ final class BinaryTensors {
     int size = bytes.remaining();
     if (datatype.elementBytes() > 0 && (long) count * datatype.elementBytes() != size) {
       throw new InvalidInputException(
-          "input '" + name + "' has shape " + Arrays.toString(shape) + " (" + count + " " + datatype
-              + " elements, " + (long) count * datatype.elementBytes() + " bytes) but " + size
+          "input '"
+              + name
+              + "' has shape "
+              + Arrays.toString(shape)
+              + " ("
+              + count
+              + " "
+              + datatype
+              + " elements, "
+              + (long) count * datatype.elementBytes()
+              + " bytes) but "
+              + size
               + " bytes of binary data");
     }
     Object data = datatype.fromBinary(name, bytes, count);
     if (bytes.hasRemaining()) {
       throw new InvalidInputException(
-          "input '" + name + "' has " + bytes.remaining() + " bytes of binary data after its "
-              + count + " BYTES elements");
+          "input '"
+              + name
+              + "' has "
+              + bytes.remaining()
+              + " bytes of binary data after its "
+              + count
+              + " BYTES elements");
     }
     return Tensor.of(name, datatype, shape, data);
   }

@@ -32,8 +32,8 @@ import org.eclipse.jetty.util.Callback;
  * and closed, with one rate-limited WARN line. Only a complete body goes on to the routes, as a
  * {@link RequestBody} attribute (and as the request's content, for routes that read it).
  *
- * <p>The request's bytes return to the budget once its response is done and every worker that
- * holds them let go ({@link RequestBytes}). Callbacks run on Jetty threads and on the timer.
+ * <p>The request's bytes return to the budget once its response is done and every worker that holds
+ * them let go ({@link RequestBytes}). Callbacks run on Jetty threads and on the timer.
  */
 final class BodyIntake extends Handler.Wrapper {
 
@@ -75,7 +75,10 @@ final class BodyIntake extends Handler.Wrapper {
     }
     String encoding = request.getHeaders().get(HttpHeader.CONTENT_ENCODING);
     if (encoding != null && !encoding.trim().equalsIgnoreCase("identity")) {
-      refuse(request, response, callback,
+      refuse(
+          request,
+          response,
+          callback,
           new UnsupportedMediaTypeException(
               "Content-Encoding '" + encoding + "' is not accepted; send the body uncompressed"));
       return true;
@@ -136,8 +139,7 @@ final class BodyIntake extends Handler.Wrapper {
     }
 
     void start() {
-      deadline =
-          timer.schedule(this::timedOut, readTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      deadline = timer.schedule(this::timedOut, readTimeout.toNanos(), TimeUnit.NANOSECONDS);
       long length = request.getLength();
       if (length > 0) {
         reserveThenRead(length);
@@ -152,8 +154,10 @@ final class BodyIntake extends Handler.Wrapper {
           .whenComplete(
               (ok, failure) -> {
                 if (failure != null) {
-                  finish(failure instanceof RuntimeException ? (RuntimeException) failure
-                      : new IllegalStateException(failure));
+                  finish(
+                      failure instanceof RuntimeException
+                          ? (RuntimeException) failure
+                          : new IllegalStateException(failure));
                 } else {
                   reserved += n;
                   read();
@@ -184,7 +188,8 @@ final class BodyIntake extends Handler.Wrapper {
           }
           if (after > reserved) {
             pending = chunk;
-            reserveThenRead(Math.min(Math.max(after - reserved, CHUNKED_STEP), maxBodyBytes - reserved));
+            reserveThenRead(
+                Math.min(Math.max(after - reserved, CHUNKED_STEP), maxBodyBytes - reserved));
             return;
           }
           body.append(data);
@@ -210,7 +215,9 @@ final class BodyIntake extends Handler.Wrapper {
         return;
       }
       brokenBodies.warn(
-          "a request body broke off after " + body.length() + " bytes ("
+          "a request body broke off after "
+              + body.length()
+              + " bytes ("
               + (cause.getMessage() != null ? cause.getMessage() : cause.getClass().getSimpleName())
               + "); answered 400");
       finish(new BadRequestException("the request body is incomplete or malformed"));
@@ -223,8 +230,11 @@ final class BodyIntake extends Handler.Wrapper {
       metrics.slowClient();
       finish(
           new RequestTimeoutException(
-              "the request body did not arrive within " + readTimeout.toMillis() + " ms ("
-                  + body.length() + " bytes received)"));
+              "the request body did not arrive within "
+                  + readTimeout.toMillis()
+                  + " ms ("
+                  + body.length()
+                  + " bytes received)"));
     }
 
     /** Passes the complete request on to the routes. */

@@ -11,8 +11,8 @@ import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.InvalidModelIdException;
 import dev.modelkeeper.onnx.remote.ArtifactDownloadException;
-import io.javalin.http.HttpResponseException;
 import io.grpc.Status;
+import io.javalin.http.HttpResponseException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Map;
@@ -20,11 +20,11 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
 /**
- * The one place where failures become HTTP responses: a status chosen by the exception's type
- * only (never its message), a JSON body {@code {"error": "..."}}, {@code Retry-After} on 503, and
- * a log line with the request ID for every 5xx. gRPC calls get the status code that corresponds
- * to the HTTP status ({@link #GRPC_CODES}), so both transports answer a failure alike. Stateless
- * and thread-safe.
+ * The one place where failures become HTTP responses: a status chosen by the exception's type only
+ * (never its message), a JSON body {@code {"error": "..."}}, {@code Retry-After} on 503, and a log
+ * line with the request ID for every 5xx. gRPC calls get the status code that corresponds to the
+ * HTTP status ({@link #GRPC_CODES}), so both transports answer a failure alike. Stateless and
+ * thread-safe.
  *
  * <table>
  *   <caption>mapping</caption>
@@ -75,8 +75,8 @@ final class ErrorMapper {
   }
 
   /**
-   * The gRPC status for {@code failure} of call {@code requestId}: the code that corresponds to
-   * the HTTP status the same failure gets (see {@link #GRPC_CODES}), with the same message.
+   * The gRPC status for {@code failure} of call {@code requestId}: the code that corresponds to the
+   * HTTP status the same failure gets (see {@link #GRPC_CODES}), with the same message.
    */
   Status toStatus(Throwable failure, String requestId) {
     Mapped m = map(failure, requestId);

@@ -11,9 +11,9 @@ import java.util.TreeSet;
  * Immutable and thread-safe.
  *
  * @param maxBatchSize the most rows one run concatenates; 1 means every request runs alone
- * @param maxQueueDelayNanos how long the oldest queued request waits for more rows before a
- *     partial batch runs; 0 runs whatever is queued at once (rows still accumulate while every
- *     allowed run is busy)
+ * @param maxQueueDelayNanos how long the oldest queued request waits for more rows before a partial
+ *     batch runs; 0 runs whatever is queued at once (rows still accumulate while every allowed run
+ *     is busy)
  * @param preferredBatchSizes row counts that run at once when reached, before the delay ends
  * @param maxConcurrency the most runs of the model at once
  * @param maxQueueSize the most requests waiting for the model; more are answered 503

@@ -43,14 +43,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The gRPC endpoint: the {@code inference.GRPCInferenceService} of the Open Inference Protocol
- * with Triton's repository methods, over the same inference path, repository operations, bearer
- * token and error mapping as the REST API. Thread-safe.
+ * The gRPC endpoint: the {@code inference.GRPCInferenceService} of the Open Inference Protocol with
+ * Triton's repository methods, over the same inference path, repository operations, bearer token
+ * and error mapping as the REST API. Thread-safe.
  *
  * <p>Calls that may load, run or unload a model run on the server's worker pool and are bounded by
- * the request timeout; a call whose client cancels it or whose deadline passes is answered by
- * gRPC at once and its worker is interrupted, so a wait for a load or a lease stops. Messages
- * larger than the request size limit are refused with RESOURCE_EXHAUSTED before they are read.
+ * the request timeout; a call whose client cancels it or whose deadline passes is answered by gRPC
+ * at once and its worker is interrupted, so a wait for a load or a lease stops. Messages larger
+ * than the request size limit are refused with RESOURCE_EXHAUSTED before they are read.
  */
 final class GrpcEndpoint {
 
@@ -90,7 +90,8 @@ final class GrpcEndpoint {
           @Override
           public <Q, A> ServerCall.Listener<Q> interceptCall(
               ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
-            if (auth != null && PROTECTED.contains(call.getMethodDescriptor().getFullMethodName())) {
+            if (auth != null
+                && PROTECTED.contains(call.getMethodDescriptor().getFullMethodName())) {
               try {
                 auth.check(headers.get(AUTHORIZATION));
               } catch (UnauthorizedException e) {
@@ -194,7 +195,8 @@ final class GrpcEndpoint {
           out,
           () ->
               ModelReadyResponse.newBuilder()
-                  .setReady(oip.notReadyReason(request.getName(), version(request.getVersion())) == null)
+                  .setReady(
+                      oip.notReadyReason(request.getName(), version(request.getVersion())) == null)
                   .build());
     }
 
@@ -204,7 +206,8 @@ final class GrpcEndpoint {
       run(
           out,
           () -> {
-            OipRoutes.ModelInfo info = oip.modelInfo(request.getName(), version(request.getVersion()));
+            OipRoutes.ModelInfo info =
+                oip.modelInfo(request.getName(), version(request.getVersion()));
             ModelMetadata md = info.metadata();
             ModelMetadataResponse.Builder b =
                 ModelMetadataResponse.newBuilder()
@@ -229,11 +232,13 @@ final class GrpcEndpoint {
       run(
           out,
           admitted,
-          () -> admitted.whenComplete((granted, refused) -> {
-            if (refused == null) {
-              inflight.release(bytes);
-            }
-          }),
+          () ->
+              admitted.whenComplete(
+                  (granted, refused) -> {
+                    if (refused == null) {
+                      inflight.release(bytes);
+                    }
+                  }),
           () ->
               GrpcTensors.encode(
                   inference.infer(

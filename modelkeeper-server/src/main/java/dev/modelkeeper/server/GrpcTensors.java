@@ -21,8 +21,8 @@ import java.util.Set;
 /**
  * Converts gRPC inference messages to and from {@link InferRequest}s and results. Inputs come as
  * raw contents (one little-endian buffer per input, as tritonclient sends them) or typed contents
- * (the {@code InferTensorContents} field of each input's datatype); outputs answer in the form
- * the request used: raw unless the request carried typed contents only. Stateless and thread-safe.
+ * (the {@code InferTensorContents} field of each input's datatype); outputs answer in the form the
+ * request used: raw unless the request carried typed contents only. Stateless and thread-safe.
  */
 final class GrpcTensors {
 
@@ -31,8 +31,7 @@ final class GrpcTensors {
 
   static {
     for (Datatype d : Datatype.values()) {
-      CONTENTS.put(
-          d, InferTensorContents.getDescriptor().findFieldByName(d.oipContentsField()));
+      CONTENTS.put(d, InferTensorContents.getDescriptor().findFieldByName(d.oipContentsField()));
     }
   }
 
@@ -43,7 +42,10 @@ final class GrpcTensors {
     boolean raw = in.getRawInputContentsCount() > 0;
     if (raw && in.getRawInputContentsCount() != in.getInputsCount()) {
       throw new InvalidInputException(
-          "the request has " + in.getInputsCount() + " inputs but " + in.getRawInputContentsCount()
+          "the request has "
+              + in.getInputsCount()
+              + " inputs but "
+              + in.getRawInputContentsCount()
               + " raw_input_contents; send one per input, in order");
     }
     Map<String, Tensor> inputs = new LinkedHashMap<>();
@@ -112,7 +114,12 @@ final class GrpcTensors {
   private static long[] shape(String name, List<Long> dims) {
     if (dims.size() > InferRequestDecoder.MAX_RANK) {
       throw new InvalidInputException(
-          "input '" + name + "' has " + dims.size() + " dimensions; at most " + InferRequestDecoder.MAX_RANK);
+          "input '"
+              + name
+              + "' has "
+              + dims.size()
+              + " dimensions; at most "
+              + InferRequestDecoder.MAX_RANK);
     }
     long[] shape = new long[dims.size()];
     for (int i = 0; i < shape.length; i++) {
@@ -130,8 +137,15 @@ final class GrpcTensors {
     for (Map.Entry<FieldDescriptor, Object> e : c.getAllFields().entrySet()) {
       if (!e.getKey().equals(field)) {
         throw new InvalidInputException(
-            "input '" + name + "' is " + datatype + ", whose typed contents go in '"
-                + field.getName() + "', but it has '" + e.getKey().getName() + "'");
+            "input '"
+                + name
+                + "' is "
+                + datatype
+                + ", whose typed contents go in '"
+                + field.getName()
+                + "', but it has '"
+                + e.getKey().getName()
+                + "'");
       }
     }
     List<?> values = (List<?>) c.getField(field);

@@ -7,10 +7,10 @@ import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.internal.HttpConnection;
 
 /**
- * Closes a new connection that is still sending the headers of its first request when the body
- * read timeout has passed: slow headers cannot keep connections open (reading headers holds no
- * thread; the connection limit bounds how many may be open). Thread-safe; callbacks run on
- * Jetty's threads and the timer.
+ * Closes a new connection that is still sending the headers of its first request when the body read
+ * timeout has passed: slow headers cannot keep connections open (reading headers holds no thread;
+ * the connection limit bounds how many may be open). Thread-safe; callbacks run on Jetty's threads
+ * and the timer.
  */
 final class HeaderDeadline implements Connection.Listener {
 

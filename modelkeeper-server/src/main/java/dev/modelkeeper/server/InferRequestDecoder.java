@@ -24,11 +24,11 @@ import java.util.Set;
  * streaming parser, straight into typed tensor arrays: no tree of the data is ever built. Stateless
  * apart from the shared {@link Json}; thread-safe.
  *
- * <p>A tensor's {@code name}, {@code datatype} and {@code shape} must come before its {@code
- * data}: the shape is checked (rank, element count against what the body can hold) and the
- * tensor's bytes are reserved in the request's {@link RequestBytes} before its array is allocated,
- * and every element is checked against the datatype as it is stored ({@link JsonElements}). Data
- * may be flat (row-major) or nested; nested data must follow the shape level by level.
+ * <p>A tensor's {@code name}, {@code datatype} and {@code shape} must come before its {@code data}:
+ * the shape is checked (rank, element count against what the body can hold) and the tensor's bytes
+ * are reserved in the request's {@link RequestBytes} before its array is allocated, and every
+ * element is checked against the datatype as it is stored ({@link JsonElements}). Data may be flat
+ * (row-major) or nested; nested data must follow the shape level by level.
  *
  * <p>Every failure is a {@link BadRequestException} or {@link InvalidInputException} (400), a
  * {@link PayloadTooLargeException} (413) when the tensors cannot fit the in-flight budget, or an
@@ -49,24 +49,26 @@ final class InferRequestDecoder {
     this.json = json;
   }
 
-  /**
-   * Decodes a request body of {@code bodyLength} bytes, reserving its tensors in {@code bytes}.
-   */
+  /** Decodes a request body of {@code bodyLength} bytes, reserving its tensors in {@code bytes}. */
   InferRequest decode(InputStream body, long bodyLength, RequestBytes bytes) {
     return decode(body, bodyLength, bytes, -1);
   }
 
   /**
    * Decodes a request body of {@code bodyLength} bytes whose first {@code headerLength} bytes are
-   * the JSON request and the rest binary tensor data (the binary tensor data extension), or that
-   * is all JSON when {@code headerLength} is negative. Inputs with a {@code binary_data_size}
+   * the JSON request and the rest binary tensor data (the binary tensor data extension), or that is
+   * all JSON when {@code headerLength} is negative. Inputs with a {@code binary_data_size}
    * parameter take that many bytes of the binary part, in input order; every byte must be taken.
    * Tensors are reserved in {@code bytes} before they are allocated.
    */
   InferRequest decode(InputStream body, long bodyLength, RequestBytes bytes, long headerLength) {
     if (headerLength > bodyLength) {
       throw new BadRequestException(
-          OipRoutes.HEADER_LENGTH + " is " + headerLength + " but the body has " + bodyLength
+          OipRoutes.HEADER_LENGTH
+              + " is "
+              + headerLength
+              + " but the body has "
+              + bodyLength
               + " bytes");
     }
     long jsonLength = headerLength < 0 ? bodyLength : headerLength;
@@ -153,8 +155,12 @@ final class InferRequestDecoder {
         t = in.tensor();
       } else if (binary == null) {
         throw new BadRequestException(
-            "input '" + in.name() + "' has a 'binary_data_size' but the request carries no binary"
-                + " data (send the JSON length in the " + OipRoutes.HEADER_LENGTH + " header)");
+            "input '"
+                + in.name()
+                + "' has a 'binary_data_size' but the request carries no binary"
+                + " data (send the JSON length in the "
+                + OipRoutes.HEADER_LENGTH
+                + " header)");
       } else {
         t = BinaryTensors.read(in.name(), in.datatype(), in.shape(), binary, in.binarySize());
       }
@@ -164,7 +170,9 @@ final class InferRequestDecoder {
     }
     if (binary != null && binary.hasRemaining()) {
       throw new InvalidInputException(
-          "the request has " + binary.remaining() + " bytes of binary data that no input's"
+          "the request has "
+              + binary.remaining()
+              + " bytes of binary data that no input's"
               + " 'binary_data_size' claims");
     }
     return tensors;
@@ -179,7 +187,8 @@ final class InferRequestDecoder {
    * @param tensor the tensor of JSON data, or null for binary data
    * @param binarySize the bytes of binary data, or -1
    */
-  private record Input(String name, Datatype datatype, long[] shape, Tensor tensor, long binarySize) {}
+  private record Input(
+      String name, Datatype datatype, long[] shape, Tensor tensor, long binarySize) {}
 
   /** A boolean in a {@code parameters} object (the parser is at its start); false when absent. */
   private static boolean readFlag(JsonParser p, String key, String where) throws IOException {
@@ -292,7 +301,8 @@ final class InferRequestDecoder {
           }
           if (name == null || datatype == null || shape == null) {
             throw new BadRequestException(
-                label(name, where) + ": 'name', 'datatype' and 'shape' must come before 'data'"
+                label(name, where)
+                    + ": 'name', 'datatype' and 'shape' must come before 'data'"
                     + " in a tensor object");
           }
           data = readData(p, name, datatype, shape, bodyLength, bytes);
@@ -342,7 +352,8 @@ final class InferRequestDecoder {
         if (v != JsonToken.VALUE_NUMBER_INT
             || p.getNumberType() == JsonParser.NumberType.BIG_INTEGER
             || p.getLongValue() < 0) {
-          throw new BadRequestException(label + " 'binary_data_size' must be a non-negative integer");
+          throw new BadRequestException(
+              label + " 'binary_data_size' must be a non-negative integer");
         }
         size = p.getLongValue();
       } else {
@@ -371,7 +382,8 @@ final class InferRequestDecoder {
       long d = p.getLongValue();
       if (d < 0) {
         throw new InvalidInputException(
-            label + " has a negative dimension in shape "
+            label
+                + " has a negative dimension in shape "
                 + Arrays.toString(Arrays.copyOf(dims, rank)).replace("]", ", " + d + "]"));
       }
       dims[rank++] = d;
@@ -387,8 +399,15 @@ final class InferRequestDecoder {
     // each element takes at least two bytes of JSON ("0,"): a bound checked before allocating
     if (n > bodyLength / 2 + 1) {
       throw new InvalidInputException(
-          "input '" + name + "' has shape " + Arrays.toString(shape) + " (" + n
-              + " elements), more than its request body of " + bodyLength + " bytes can hold");
+          "input '"
+              + name
+              + "' has shape "
+              + Arrays.toString(shape)
+              + " ("
+              + n
+              + " elements), more than its request body of "
+              + bodyLength
+              + " bytes can hold");
     }
     JsonElements.Element element = JsonElements.of(dt);
     bytes.reserve(n * element.heapBytes());
@@ -467,7 +486,12 @@ final class InferRequestDecoder {
     private final RequestBytes bytes;
     private int next;
 
-    Fill(JsonParser p, String name, JsonElements.Element element, Object array, long[] shape,
+    Fill(
+        JsonParser p,
+        String name,
+        JsonElements.Element element,
+        Object array,
+        long[] shape,
         RequestBytes bytes) {
       this.p = p;
       this.name = name;
@@ -493,8 +517,15 @@ final class InferRequestDecoder {
       }
       if (count != expected) {
         throw new InvalidInputException(
-            "input '" + name + "' has shape " + Arrays.toString(shape) + " (" + expected
-                + " elements) but " + count + " data elements");
+            "input '"
+                + name
+                + "' has shape "
+                + Arrays.toString(shape)
+                + " ("
+                + expected
+                + " elements) but "
+                + count
+                + " data elements");
       }
     }
 
@@ -537,8 +568,11 @@ final class InferRequestDecoder {
 
     InvalidInputException nestedMismatch() {
       return new InvalidInputException(
-          "input '" + name + "' has nested data that does not follow its shape "
-              + Arrays.toString(shape) + "; send nested arrays matching the shape or one flat array");
+          "input '"
+              + name
+              + "' has nested data that does not follow its shape "
+              + Arrays.toString(shape)
+              + "; send nested arrays matching the shape or one flat array");
     }
   }
 }

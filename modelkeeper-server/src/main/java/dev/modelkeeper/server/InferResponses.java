@@ -1,10 +1,10 @@
 package dev.modelkeeper.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.onnx.TensorSpec;
-import dev.modelkeeper.onnx.InvalidInputException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -31,9 +31,9 @@ final class InferResponses {
   }
 
   /**
-   * The response to {@code result}: all JSON, or, when the request asked for any output in
-   * binary form, the JSON header followed by those outputs' bytes in output order, with the
-   * header's length in {@code Inference-Header-Content-Length}.
+   * The response to {@code result}: all JSON, or, when the request asked for any output in binary
+   * form, the JSON header followed by those outputs' bytes in output order, with the header's
+   * length in {@code Inference-Header-Content-Length}.
    */
   HttpResult inferResponse(InferenceService.Result result) {
     InferRequest request = result.request();
@@ -54,7 +54,8 @@ final class InferResponses {
                     request.id(),
                     outputs,
                     t -> request.binaryOutput(t.name())));
-    if (binarySize == 0 && outputs.values().stream().noneMatch(t -> request.binaryOutput(t.name()))) {
+    if (binarySize == 0
+        && outputs.values().stream().noneMatch(t -> request.binaryOutput(t.name()))) {
       return HttpResult.json(200, header);
     }
     if (header.length + binarySize > Integer.MAX_VALUE - 8) {

@@ -14,14 +14,13 @@ import java.util.concurrent.TimeoutException;
 /**
  * The one inference path of the server, whatever the transport (JSON REST, binary REST, gRPC):
  * resolve the model name, lease the model (loading it on demand), run it, release the lease, and
- * hand the outputs back for the transport to encode. Transports decode their request into an
- * {@link InferRequest} (bounded by the front door's limits) before calling {@link #infer}, on a
- * thread that may block. Thread-safe.
+ * hand the outputs back for the transport to encode. Transports decode their request into an {@link
+ * InferRequest} (bounded by the front door's limits) before calling {@link #infer}, on a thread
+ * that may block. Thread-safe.
  *
  * <p>The step between "lease" and "run" is an {@link Execution}: the default runs the request at
  * once under its own lease; a per-model executor (a queue with a concurrency limit, a dynamic
- * batcher that runs several requests under one lease) replaces it with {@link
- * #withExecution}.
+ * batcher that runs several requests under one lease) replaces it with {@link #withExecution}.
  */
 final class InferenceService {
 
@@ -97,9 +96,9 @@ final class InferenceService {
   }
 
   /**
-   * Starts {@code request} on {@code target} without blocking the caller when execution is
-   * queued (else runs it now); cancelling the returned future withdraws a queued request.
-   * {@code deadlineNanos} is the nanoTime instant the request times out.
+   * Starts {@code request} on {@code target} without blocking the caller when execution is queued
+   * (else runs it now); cancelling the returned future withdraws a queued request. {@code
+   * deadlineNanos} is the nanoTime instant the request times out.
    */
   CompletableFuture<Result> inferAsync(
       String name, ModelTarget target, InferRequest request, long deadlineNanos) {
@@ -126,7 +125,8 @@ final class InferenceService {
       } catch (InterruptedException e) {
         f.cancel(false);
         Thread.currentThread().interrupt();
-        throw new UnavailableException("interrupted while queued for the model", Duration.ofSeconds(1));
+        throw new UnavailableException(
+            "interrupted while queued for the model", Duration.ofSeconds(1));
       } catch (TimeoutException e) {
         f.cancel(false);
         throw new UnavailableException(
@@ -146,8 +146,7 @@ final class InferenceService {
   }
 
   /**
-   * Runs {@code request} on model {@code name} (version {@code version}, or null for the
-   * default).
+   * Runs {@code request} on model {@code name} (version {@code version}, or null for the default).
    *
    * @throws dev.modelkeeper.core.ModelNotFoundException when the name is unknown
    * @throws dev.modelkeeper.onnx.InvalidInputException when the inputs do not fit the model
@@ -178,7 +177,10 @@ final class InferenceService {
   static InferenceModel inferenceModel(ModelLease lease) {
     if (!(lease.model() instanceof InferenceModel)) {
       throw new IllegalStateException(
-          "model '" + lease.modelId() + "' is a " + lease.model().getClass().getName()
+          "model '"
+              + lease.modelId()
+              + "' is a "
+              + lease.model().getClass().getName()
               + ", which cannot run inference");
     }
     return (InferenceModel) lease.model();

@@ -12,8 +12,8 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The server-wide budget of request bytes in flight: request bodies being received or held, and
- * the tensors decoded from them. Thread-safe.
+ * The server-wide budget of request bytes in flight: request bodies being received or held, and the
+ * tensors decoded from them. Thread-safe.
  *
  * <p>A reservation that fits is granted at once. One that does not fit waits, first come first
  * served, without holding a thread (it is a future), until enough bytes are returned or the
@@ -61,8 +61,12 @@ final class InflightBytes {
       rejections.increment();
       return CompletableFuture.failedFuture(
           new PayloadTooLargeException(
-              "the request needs " + n + " bytes in memory, more than the server's whole"
-                  + " in-flight budget of " + capacity + " bytes"));
+              "the request needs "
+                  + n
+                  + " bytes in memory, more than the server's whole"
+                  + " in-flight budget of "
+                  + capacity
+                  + " bytes"));
     }
     Waiter w;
     lock.lock();
@@ -77,7 +81,8 @@ final class InflightBytes {
       lock.unlock();
     }
     waits.increment();
-    ScheduledFuture<?> expiry = timer.schedule(() -> expire(w), maxWait.toNanos(), TimeUnit.NANOSECONDS);
+    ScheduledFuture<?> expiry =
+        timer.schedule(() -> expire(w), maxWait.toNanos(), TimeUnit.NANOSECONDS);
     w.future.whenComplete((ok, failure) -> expiry.cancel(false));
     return w.future;
   }
@@ -117,9 +122,17 @@ final class InflightBytes {
       rejections.increment();
       w.future.completeExceptionally(
           new UnavailableException(
-              "the server is busy: waited " + maxWait.toMillis() + " ms for " + w.bytes
-                  + " bytes of its in-flight request budget (" + inUse + " of " + capacity
-                  + " bytes in use, " + waiting + " requests waiting)",
+              "the server is busy: waited "
+                  + maxWait.toMillis()
+                  + " ms for "
+                  + w.bytes
+                  + " bytes of its in-flight request budget ("
+                  + inUse
+                  + " of "
+                  + capacity
+                  + " bytes in use, "
+                  + waiting
+                  + " requests waiting)",
               RETRY_AFTER));
     }
   }
@@ -127,7 +140,9 @@ final class InflightBytes {
   // @GuardedBy("lock")
   private List<Waiter> grantLocked() {
     List<Waiter> out = new ArrayList<>(0);
-    for (Waiter head = waiters.peek(); head != null && used + head.bytes <= capacity; head = waiters.peek()) {
+    for (Waiter head = waiters.peek();
+        head != null && used + head.bytes <= capacity;
+        head = waiters.peek()) {
       waiters.poll();
       used += head.bytes;
       out.add(head);

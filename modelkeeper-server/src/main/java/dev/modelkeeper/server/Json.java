@@ -95,7 +95,12 @@ final class Json {
     JsonLocation where = e.getLocation();
     return where == null || where.getLineNr() < 0
         ? "malformed JSON: " + m
-        : "malformed JSON at line " + where.getLineNr() + ", column " + where.getColumnNr() + ": " + m;
+        : "malformed JSON at line "
+            + where.getLineNr()
+            + ", column "
+            + where.getColumnNr()
+            + ": "
+            + m;
   }
 
   /** Parses a body that may be empty (an empty body reads as an empty object). */

@@ -11,8 +11,8 @@ import java.util.EnumMap;
 import java.util.Map;
 
 /**
- * How the elements of each tensor datatype read from and write to Open Inference Protocol JSON:
- * the one place in the server that knows it, keyed by {@link Datatype}. Stateless and thread-safe.
+ * How the elements of each tensor datatype read from and write to Open Inference Protocol JSON: the
+ * one place in the server that knows it, keyed by {@link Datatype}. Stateless and thread-safe.
  *
  * <p>Reading checks every element against its datatype while the typed array is filled (integers
  * within range, finite numbers that fit FP32 or FP64, booleans for BOOL, strings for BYTES), so no
@@ -82,7 +82,8 @@ final class JsonElements {
             byte[]::new,
             1,
             (p, a, i, n) ->
-                ((byte[]) a)[i] = (byte) integer(p, Datatype.INT8, i, n, Byte.MIN_VALUE, Byte.MAX_VALUE),
+                ((byte[]) a)[i] =
+                    (byte) integer(p, Datatype.INT8, i, n, Byte.MIN_VALUE, Byte.MAX_VALUE),
             (g, t) -> {
               for (byte v : t.bytes()) {
                 g.writeNumber(v);
@@ -195,7 +196,10 @@ final class JsonElements {
   }
 
   private static Element element(
-      java.util.function.IntFunction<Object> newArray, long heapBytes, Reader reader, Writer writer) {
+      java.util.function.IntFunction<Object> newArray,
+      long heapBytes,
+      Reader reader,
+      Writer writer) {
     return new Element() {
       @Override
       public Object newArray(int n) {
@@ -245,24 +249,41 @@ final class JsonElements {
   private static InvalidInputException wrongElement(
       JsonParser p, Datatype dt, int i, String tensor, String expected) throws IOException {
     return new InvalidInputException(
-        "input '" + tensor + "' element " + i + " is " + shown(p) + "; " + dt + " needs "
+        "input '"
+            + tensor
+            + "' element "
+            + i
+            + " is "
+            + shown(p)
+            + "; "
+            + dt
+            + " needs "
             + expected);
   }
 
   private static InvalidInputException outOfRange(
       JsonParser p, Datatype dt, int i, String tensor, String range) throws IOException {
     return new InvalidInputException(
-        "input '" + tensor + "' element " + i + " is " + shown(p) + ", outside the " + dt
-            + " range " + range);
+        "input '"
+            + tensor
+            + "' element "
+            + i
+            + " is "
+            + shown(p)
+            + ", outside the "
+            + dt
+            + " range "
+            + range);
   }
 
   private static String shown(JsonParser p) throws IOException {
     JsonToken t = p.currentToken();
     String text =
-        t == JsonToken.START_ARRAY ? "an array"
-            : t == JsonToken.START_OBJECT ? "an object"
-            : t == JsonToken.VALUE_STRING ? '"' + p.getText() + '"'
-            : p.getText();
+        t == JsonToken.START_ARRAY
+            ? "an array"
+            : t == JsonToken.START_OBJECT
+                ? "an object"
+                : t == JsonToken.VALUE_STRING ? '"' + p.getText() + '"' : p.getText();
     return text.length() > 40 ? text.substring(0, 40) + "..." : text;
   }
 }

@@ -10,8 +10,8 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * Jetty's error pages as {@code {"error": "..."}} JSON, for the requests Jetty refuses before they
- * reach a route (an illegal URI, a malformed request line, oversized headers). Stateless apart
- * from the shared {@link Json}; thread-safe.
+ * reach a route (an illegal URI, a malformed request line, oversized headers). Stateless apart from
+ * the shared {@link Json}; thread-safe.
  */
 final class JsonErrorHandler extends ErrorHandler {
 
@@ -23,7 +23,12 @@ final class JsonErrorHandler extends ErrorHandler {
 
   @Override
   protected void generateResponse(
-      Request request, Response response, int code, String message, Throwable cause, Callback callback) {
+      Request request,
+      Response response,
+      int code,
+      String message,
+      Throwable cause,
+      Callback callback) {
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, HttpResult.JSON);
     response.write(true, ByteBuffer.wrap(json.error(text(code, message))), callback);
   }

@@ -21,8 +21,8 @@ import java.util.Set;
  * the {@link RequestRunner}.
  *
  * <p>A {@code model_id} is {@code name} (its highest version) or {@code name/version}; models are
- * registered as {@code name/version} unless {@code model_id_alias} names them. An alias stays
- * known (and loads on demand) until it is removed or cleared.
+ * registered as {@code name/version} unless {@code model_id_alias} names them. An alias stays known
+ * (and loads on demand) until it is removed or cleared.
  *
  * <p>{@code /model/add} and {@code /model/remove} also take the model from an {@value
  * #MODEL_HEADER} header, so a proxy can route them by model without reading the body: the header
@@ -207,7 +207,11 @@ final class ManagementRoutes {
     }
     if (header != null && !header.trim().equals(inBody) && !header.trim().equals(alias)) {
       throw new BadRequestException(
-          "'" + MODEL_HEADER + ": " + header.trim() + "' names neither 'model_id' nor"
+          "'"
+              + MODEL_HEADER
+              + ": "
+              + header.trim()
+              + "' names neither 'model_id' nor"
               + " 'model_id_alias' of the body");
     }
     return inBody;

@@ -42,7 +42,9 @@ final class ModelEvents implements LifecycleListener {
     reasons.put(
         modelId,
         cause.isEviction()
-            ? "evicted to make room (" + cause.name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")"
+            ? "evicted to make room ("
+                + cause.name().toLowerCase(Locale.ROOT).replace('_', ' ')
+                + ")"
             : "unloaded");
   }
 

@@ -38,13 +38,13 @@ import java.util.function.Function;
  * ModelAccess} for the whole run (the model cannot be evicted or unloaded mid-batch).
  *
  * <p><b>Invariants.</b> Every call's future completes exactly once (result, failure, expiry,
- * rejection or cancellation by its caller). A call whose deadline passes while queued is failed
- * 503 and never runs (a queued call past its deadline is failed at the next dispatch); a batch
- * never waits past the earliest deadline of its calls. A cancelled call is dropped
- * from the queue, or its share of a running batch is discarded; the other calls are untouched. When
- * a batched run fails on bad input or its outputs cannot be split by rows, each call of the batch
- * is run alone under the same lease, so one bad request fails only itself. {@code running} counts
- * runs handed to the executor and not yet finished, so at most {@code maxConcurrency} run at once.
+ * rejection or cancellation by its caller). A call whose deadline passes while queued is failed 503
+ * and never runs (a queued call past its deadline is failed at the next dispatch); a batch never
+ * waits past the earliest deadline of its calls. A cancelled call is dropped from the queue, or its
+ * share of a running batch is discarded; the other calls are untouched. When a batched run fails on
+ * bad input or its outputs cannot be split by rows, each call of the batch is run alone under the
+ * same lease, so one bad request fails only itself. {@code running} counts runs handed to the
+ * executor and not yet finished, so at most {@code maxConcurrency} run at once.
  *
  * <p><b>Locking.</b> One lock per model, never held while running a model, completing a future,
  * arming the timer or handing work to the executor: dispatch collects that work under the lock and
@@ -119,8 +119,8 @@ final class ModelExecutor {
 
   /**
    * @param key the model's resolved identifier, for messages
-   * @param initial the settings until a run has leased the model (batching is off until then,
-   *     since whether the model can batch is known only from its metadata)
+   * @param initial the settings until a run has leased the model (batching is off until then, since
+   *     whether the model can batch is known only from its metadata)
    * @param settingsOf the settings of a leased model (read again whenever the instance changes)
    */
   ModelExecutor(
@@ -144,8 +144,8 @@ final class ModelExecutor {
 
   /**
    * Queues one inference. The future completes with its outputs or fails: {@link
-   * UnavailableException} when the queue is full, the server is stopping, or {@code deadline}
-   * (a {@link Ticker} instant) passes first; the model's own exceptions otherwise. Cancelling the
+   * UnavailableException} when the queue is full, the server is stopping, or {@code deadline} (a
+   * {@link Ticker} instant) passes first; the model's own exceptions otherwise. Cancelling the
    * future withdraws the call. Never blocks.
    */
   CompletableFuture<Map<String, Tensor>> submit(
@@ -173,8 +173,15 @@ final class ModelExecutor {
         work.rejected = true;
         call.result.completeExceptionally(
             new UnavailableException(
-                "model '" + key + "' is busy: " + queue.size() + " requests queued (the most it"
-                    + " queues) and " + running + " runs of at most " + s.maxConcurrency()
+                "model '"
+                    + key
+                    + "' is busy: "
+                    + queue.size()
+                    + " requests queued (the most it"
+                    + " queues) and "
+                    + running
+                    + " runs of at most "
+                    + s.maxConcurrency()
                     + " in progress",
                 RETRY_AFTER));
       } else {
@@ -184,11 +191,12 @@ final class ModelExecutor {
     } finally {
       lock.unlock();
     }
-    call.result.whenComplete((r, t) -> {
-      if (call.result.isCancelled()) {
-        withdraw(call);
-      }
-    });
+    call.result.whenComplete(
+        (r, t) -> {
+          if (call.result.isCancelled()) {
+            withdraw(call);
+          }
+        });
     work.perform();
     return call.result;
   }
@@ -209,8 +217,8 @@ final class ModelExecutor {
   }
 
   /**
-   * Refuses new calls, lets queued and running ones finish until {@code deadline} (a {@link
-   * Ticker} instant), then fails what is still queued. True when everything finished in time.
+   * Refuses new calls, lets queued and running ones finish until {@code deadline} (a {@link Ticker}
+   * instant), then fails what is still queued. True when everything finished in time.
    */
   boolean shutdown(long deadline) {
     List<Call> dropped;
@@ -272,7 +280,9 @@ final class ModelExecutor {
     }
   }
 
-  /** Starts every run the settings allow now; records what to do after unlocking in {@code work}. */
+  /**
+   * Starts every run the settings allow now; records what to do after unlocking in {@code work}.
+   */
   @GuardedBy("lock")
   private void dispatch(long now, Work work) {
     ExecutionSettings s = plan.settings();
@@ -299,7 +309,8 @@ final class ModelExecutor {
           if (c.deadline - now < 0) {
             it.remove();
             work.expired.add(c);
-          } else if (c.rows > 0 && c.joinKey.equals(head.joinKey)
+          } else if (c.rows > 0
+              && c.joinKey.equals(head.joinKey)
               && rows + c.rows <= s.maxBatchSize()) {
             batch.add(c);
             rows += c.rows;
@@ -442,8 +453,14 @@ final class ModelExecutor {
     final long deadline;
     final CompletableFuture<Map<String, Tensor>> result = new CompletableFuture<>();
 
-    Call(ModelTarget target, Map<String, Tensor> inputs, Set<String> outputs, int rows,
-        String joinKey, long enqueued, long deadline) {
+    Call(
+        ModelTarget target,
+        Map<String, Tensor> inputs,
+        Set<String> outputs,
+        int rows,
+        String joinKey,
+        long enqueued,
+        long deadline) {
       this.target = target;
       this.inputs = inputs;
       this.outputs = outputs;

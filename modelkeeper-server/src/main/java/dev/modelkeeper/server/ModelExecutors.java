@@ -26,8 +26,8 @@ import java.util.function.Function;
  * <p>Runs execute on one shared pool that grows a thread per concurrent run and retires idle ones:
  * each model holds at most its {@code max_concurrency} threads, so a stalled model cannot take the
  * threads of another. Each run leases its model from the {@link ModelManager} for its whole
- * duration. Executors are kept per identifier the resolver accepted, so their number is bounded
- * by the repository and the alias table.
+ * duration. Executors are kept per identifier the resolver accepted, so their number is bounded by
+ * the repository and the alias table.
  */
 final class ModelExecutors {
 
@@ -123,14 +123,7 @@ final class ModelExecutors {
         key,
         k ->
             new ModelExecutor(
-                k,
-                defaults,
-                this::settingsOf,
-                access,
-                runs,
-                timer,
-                ticker,
-                metrics.apply(k)));
+                k, defaults, this::settingsOf, access, runs, timer, ticker, metrics.apply(k)));
   }
 
   private int queued(String key) {

@@ -38,8 +38,8 @@ import org.eclipse.jetty.server.handler.GracefulHandler;
  * down gracefully: it stops accepting connections, lets in-flight requests finish (bounded by the
  * shutdown timeout), then unloads every model.
  *
- * <p>Threads: HTTP requests arrive on Jetty's threads; request decoding and anything that may
- * load or unload a model runs on the server's worker pool ({@link ServerConfig#workerThreads()}),
+ * <p>Threads: HTTP requests arrive on Jetty's threads; request decoding and anything that may load
+ * or unload a model runs on the server's worker pool ({@link ServerConfig#workerThreads()}),
  * bounded by the request timeout; inference is queued on its model's own executor ({@link
  * ModelExecutors}: a bounded queue, a concurrency limit and dynamic batching per model).
  */
@@ -48,6 +48,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ModelKeeperServer.class.getName());
   private static final long IDLE_CONNECTION_SHUTDOWN_MILLIS = 100;
   private static final Duration BROKEN_BODY_LOG_INTERVAL = Duration.ofSeconds(10);
+
   /** How long before the shutdown timeout requests still running are answered 503. */
   private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
 
@@ -100,7 +101,8 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
     this.timer = timer();
-    this.inflight = new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
+    this.inflight =
+        new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
     metrics.watch(inflight);
     this.intake =
         new BodyIntake(
@@ -160,7 +162,8 @@ public final class ModelKeeperServer implements AutoCloseable {
                     // on shutdown, idle keep-alive connections close after this; requests in
                     // flight are waited for up to the stop timeout regardless
                     connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
-                    connector.addBean(new NetworkConnectionLimit(config.maxConnections(), connector));
+                    connector.addBean(
+                        new NetworkConnectionLimit(config.maxConnections(), connector));
                     connector.addBean(new HeaderDeadline(config.bodyReadTimeout(), timer, metrics));
                     this.connector.set(connector);
                     return connector;
@@ -279,7 +282,8 @@ public final class ModelKeeperServer implements AutoCloseable {
                   manager.addModel(t.modelId(), null, t.alias());
                   LOG.log(Level.INFO, "preloaded {0}", t.key());
                 } catch (RuntimeException e) {
-                  LOG.log(Level.ERROR, "preloading " + t.key() + " failed; it will load on demand", e);
+                  LOG.log(
+                      Level.ERROR, "preloading " + t.key() + " failed; it will load on demand", e);
                 }
               }
             })
@@ -375,7 +379,8 @@ public final class ModelKeeperServer implements AutoCloseable {
     try {
       graceful.shutdown().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-      LOG.log(Level.WARNING, "some requests were still in flight after {0}", config.shutdownTimeout());
+      LOG.log(
+          Level.WARNING, "some requests were still in flight after {0}", config.shutdownTimeout());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -390,7 +395,10 @@ public final class ModelKeeperServer implements AutoCloseable {
     answerRest.cancel(false);
     Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     if (!runner.shutdown(left)) {
-      LOG.log(Level.WARNING, "some model operations were still running after {0}", config.shutdownTimeout());
+      LOG.log(
+          Level.WARNING,
+          "some model operations were still running after {0}",
+          config.shutdownTimeout());
     }
     if (!executors.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
       LOG.log(

@@ -19,14 +19,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * Thread-safe.
  *
  * <p>Every model the server loads is registered under {@code name/version} (so {@code iris} and
- * {@code iris/1} never become two resident copies) or under an alias. A bare name means its
- * highest version; that lookup touches the repository, so its answer is cached for a second.
- * Versioned identifiers are only checked for syntax here: the registry reports unknown ones when
- * a load is attempted, before any budget or lifecycle work starts.
+ * {@code iris/1} never become two resident copies) or under an alias. A bare name means its highest
+ * version; that lookup touches the repository, so its answer is cached for a second. Versioned
+ * identifiers are only checked for syntax here: the registry reports unknown ones when a load is
+ * attempted, before any budget or lifecycle work starts.
  *
- * <p>An alias is a durable name for one repository version, set by {@code /model/add} and
- * forgotten by {@code /model/remove} or {@code /model/clear}. While it exists, a request for the
- * alias loads its target on demand under the alias, through {@link #registry(ModelRegistry)}.
+ * <p>An alias is a durable name for one repository version, set by {@code /model/add} and forgotten
+ * by {@code /model/remove} or {@code /model/clear}. While it exists, a request for the alias loads
+ * its target on demand under the alias, through {@link #registry(ModelRegistry)}.
  */
 final class ModelResolver {
 
@@ -112,8 +112,8 @@ final class ModelResolver {
   // ------------------------------------------------------------------------ aliases
 
   /**
-   * Makes {@code alias} name {@code targetId} (a {@code name/version}); returns true when the
-   * alias is new and false when it already named that target.
+   * Makes {@code alias} name {@code targetId} (a {@code name/version}); returns true when the alias
+   * is new and false when it already named that target.
    *
    * @throws dev.modelkeeper.onnx.InvalidModelIdException when the alias is not a plain model name
    * @throws ConflictException when the alias already names another model, or is the name of a

@@ -15,8 +15,8 @@ import java.util.List;
  * model runs through the {@link RequestRunner}.
  *
  * <p>Inference always holds a lease from {@link ModelManager#acquire}: the model is loaded on
- * demand, cannot be evicted or cleared while it runs, and is released right after it returns, before
- * the response is encoded.
+ * demand, cannot be evicted or cleared while it runs, and is released right after it returns,
+ * before the response is encoded.
  */
 final class OipRoutes {
 
@@ -66,7 +66,8 @@ final class OipRoutes {
     routes.get("/v2/health/ready", this::ready);
     routes.get("/v2", this::serverMetadata);
     routes.get("/v2/models/{model}", ctx -> metadata(ctx, null));
-    routes.get("/v2/models/{model}/versions/{version}", ctx -> metadata(ctx, ctx.pathParam("version")));
+    routes.get(
+        "/v2/models/{model}/versions/{version}", ctx -> metadata(ctx, ctx.pathParam("version")));
     routes.get("/v2/models/{model}/ready", ctx -> modelReady(ctx, null));
     routes.get(
         "/v2/models/{model}/versions/{version}/ready",
@@ -169,8 +170,8 @@ final class OipRoutes {
 
   /**
    * Inference: resolve the model, decode the body (its tensors admitted into the in-flight budget
-   * as they are decoded; a JSON header and binary tensor data after it when {@value
-   * #HEADER_LENGTH} is given), then the transport-neutral {@link InferenceService}, then encode.
+   * as they are decoded; a JSON header and binary tensor data after it when {@value #HEADER_LENGTH}
+   * is given), then the transport-neutral {@link InferenceService}, then encode.
    */
   private void infer(Context ctx, String version) {
     String name = ctx.pathParam("model");

@@ -42,7 +42,9 @@ final class OriginGuard extends Handler.Wrapper {
     HttpResult r =
         errors.toResult(
             new ForbiddenException(
-                "requests from the web origin '" + origin + "' may not change this server;"
+                "requests from the web origin '"
+                    + origin
+                    + "' may not change this server;"
                     + " the server's --allowed-origins setting lists the origins that may"),
             request.getId());
     response.setStatus(r.status());

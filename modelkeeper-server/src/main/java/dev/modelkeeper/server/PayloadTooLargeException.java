@@ -3,7 +3,8 @@ package dev.modelkeeper.server;
 import dev.modelkeeper.core.ModelKeeperException;
 
 /**
- * A request body, or the tensors it declares, is larger than the server accepts. Answered 413. Immutable and thread-safe.
+ * A request body, or the tensors it declares, is larger than the server accepts. Answered 413.
+ * Immutable and thread-safe.
  */
 final class PayloadTooLargeException extends ModelKeeperException {
   private static final long serialVersionUID = 1L;

@@ -1,6 +1,5 @@
 package dev.modelkeeper.server;
 
-import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.atomic.AtomicLong;
 

@@ -16,14 +16,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The repository extension of the Open Inference Protocol: the index of every repository model
- * with its state, and explicit load and unload by model name. Thread-safe; load and unload run
- * through the {@link RequestRunner}.
+ * The repository extension of the Open Inference Protocol: the index of every repository model with
+ * its state, and explicit load and unload by model name. Thread-safe; load and unload run through
+ * the {@link RequestRunner}.
  *
  * <p>States: {@code READY} (resident), {@code LOADING}, {@code UNLOADING} (draining leases or
- * clearing) and {@code UNAVAILABLE} with a {@code reason} (never loaded, unloaded, evicted, or
- * the last load's failure). Loading a name loads its highest version (a no-op when resident);
- * unloading a name unloads every resident version of it.
+ * clearing) and {@code UNAVAILABLE} with a {@code reason} (never loaded, unloaded, evicted, or the
+ * last load's failure). Loading a name loads its highest version (a no-op when resident); unloading
+ * a name unloads every resident version of it.
  */
 final class RepositoryRoutes {
 
@@ -89,7 +89,8 @@ final class RepositoryRoutes {
     resolver
         .aliases()
         .forEach(
-            (alias, target) -> row(rows, alias, ModelId.parse(target).version(), alias, states, readyOnly));
+            (alias, target) ->
+                row(rows, alias, ModelId.parse(target).version(), alias, states, readyOnly));
     return rows;
   }
 

@@ -7,9 +7,9 @@ import java.util.concurrent.ExecutionException;
  * The bytes one request holds in the {@link InflightBytes} budget (its body, then its decoded
  * tensors), returned all at once when every holder has let go. Thread-safe.
  *
- * <p>Holders are counted: the HTTP exchange holds one reference from the start and lets go when
- * its response is done (or failed); a worker that decodes or runs the request takes another with
- * {@link #retain()} and lets go when it ends. The exchange ending also marks the request {@link
+ * <p>Holders are counted: the HTTP exchange holds one reference from the start and lets go when its
+ * response is done (or failed); a worker that decodes or runs the request takes another with {@link
+ * #retain()} and lets go when it ends. The exchange ending also marks the request {@link
  * #abandoned()}, so decoding and waiting for it stop early.
  */
 final class RequestBytes {
@@ -50,7 +50,8 @@ final class RequestBytes {
       reserveAsync(n).get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new UnavailableException("interrupted while waiting for memory", java.time.Duration.ofSeconds(1));
+      throw new UnavailableException(
+          "interrupted while waiting for memory", java.time.Duration.ofSeconds(1));
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof RuntimeException) {
@@ -100,7 +101,9 @@ final class RequestBytes {
     return abandoned;
   }
 
-  /** @throws UnavailableException when the request was abandoned */
+  /**
+   * @throws UnavailableException when the request was abandoned
+   */
   void checkNotAbandoned() {
     if (abandoned) {
       throw new UnavailableException(

@@ -13,11 +13,11 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Runs the slow part of requests (anything that may load, infer, wait for a lifecycle or unload)
- * on a bounded pool of worker threads, so HTTP threads never block on models, and answers every
- * such request exactly once: with the action's result, with its failure through the {@link
- * ErrorMapper}, or with 503 when it outlives the request timeout or finds every worker and queue
- * slot taken. Thread-safe.
+ * Runs the slow part of requests (anything that may load, infer, wait for a lifecycle or unload) on
+ * a bounded pool of worker threads, so HTTP threads never block on models, and answers every such
+ * request exactly once: with the action's result, with its failure through the {@link ErrorMapper},
+ * or with 503 when it outlives the request timeout or finds every worker and queue slot taken.
+ * Thread-safe.
  *
  * <p>An action that times out keeps running to its end (its lease is closed by its own {@code
  * try}); only its answer is dropped.
@@ -32,8 +32,9 @@ final class RequestRunner {
 
   /**
    * An action that starts the response on a worker thread and finishes it elsewhere (a model's
-   * executor); {@code deadlineNanos} is the {@link System#nanoTime()} instant the request times out.
-   * When the request is answered otherwise (timeout, shutdown), the returned future is cancelled.
+   * executor); {@code deadlineNanos} is the {@link System#nanoTime()} instant the request times
+   * out. When the request is answered otherwise (timeout, shutdown), the returned future is
+   * cancelled.
    */
   @FunctionalInterface
   interface AsyncAction {
@@ -71,8 +72,8 @@ final class RequestRunner {
 
   /**
    * Answers {@code ctx} with what {@code action} returns or throws on a worker thread. The worker
-   * holds the request's bytes ({@link RequestBody#bytes()}) while it runs, and skips an action whose
-   * request was abandoned while it was queued.
+   * holds the request's bytes ({@link RequestBody#bytes()}) while it runs, and skips an action
+   * whose request was abandoned while it was queued.
    */
   void submit(Context ctx, Action action) {
     String requestId = RequestIds.of(ctx);
@@ -99,7 +100,9 @@ final class RequestRunner {
           new UnavailableException(
               workers.isShutdown()
                   ? "the server is shutting down"
-                  : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+                  : "all "
+                      + workers.getMaximumPoolSize()
+                      + " workers are busy and their queue is full",
               BUSY_RETRY));
     }
     answer(ctx, outcome, requestId);
@@ -113,9 +116,7 @@ final class RequestRunner {
                 .handle(
                     (result, failure) -> {
                       HttpResult r =
-                          failure == null
-                              ? result
-                              : errors.toResult(timedOut(failure), requestId);
+                          failure == null ? result : errors.toResult(timedOut(failure), requestId);
                       r.writeTo(ctx);
                       return null;
                     }));
@@ -161,7 +162,9 @@ final class RequestRunner {
           new UnavailableException(
               workers.isShutdown()
                   ? "the server is shutting down"
-                  : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+                  : "all "
+                      + workers.getMaximumPoolSize()
+                      + " workers are busy and their queue is full",
               BUSY_RETRY));
     }
     answer(ctx, outcome, requestId);
@@ -169,9 +172,9 @@ final class RequestRunner {
 
   /**
    * Runs {@code action} on a worker for a caller that is not an HTTP request (a gRPC call). The
-   * future fails with {@link UnavailableException} when every worker and queue slot is taken or
-   * the action outlives the request timeout; cancelling it interrupts the action (a call whose
-   * client left or whose deadline passed stops waiting for loads and leases).
+   * future fails with {@link UnavailableException} when every worker and queue slot is taken or the
+   * action outlives the request timeout; cancelling it interrupts the action (a call whose client
+   * left or whose deadline passed stops waiting for loads and leases).
    */
   <T> CompletableFuture<T> call(Callable<T> action) {
     CompletableFuture<T> outcome = new CompletableFuture<>();
@@ -191,7 +194,9 @@ final class RequestRunner {
           new UnavailableException(
               workers.isShutdown()
                   ? "the server is shutting down"
-                  : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+                  : "all "
+                      + workers.getMaximumPoolSize()
+                      + " workers are busy and their queue is full",
               BUSY_RETRY));
       return outcome;
     }

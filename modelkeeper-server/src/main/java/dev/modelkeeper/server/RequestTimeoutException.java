@@ -3,7 +3,8 @@ package dev.modelkeeper.server;
 import dev.modelkeeper.core.ModelKeeperException;
 
 /**
- * The client sent its request too slowly: the body did not arrive within the body read timeout. Answered 408. Immutable and thread-safe.
+ * The client sent its request too slowly: the body did not arrive within the body read timeout.
+ * Answered 408. Immutable and thread-safe.
  */
 final class RequestTimeoutException extends ModelKeeperException {
   private static final long serialVersionUID = 1L;

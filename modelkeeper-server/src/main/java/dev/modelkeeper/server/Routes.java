@@ -5,9 +5,9 @@ import io.javalin.http.Context;
 import io.javalin.http.Handler;
 
 /**
- * Registers handlers, and tags every request that matched a route with the route's template
- * (before any filter runs), which metrics use as a bounded label. Used only while the server is
- * configured, on one thread; not thread-safe.
+ * Registers handlers, and tags every request that matched a route with the route's template (before
+ * any filter runs), which metrics use as a bounded label. Used only while the server is configured,
+ * on one thread; not thread-safe.
  */
 final class Routes {
 

@@ -8,9 +8,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The immutable settings of a {@link ModelKeeperServer}; build with {@link #builder(ModelRepository)}.
- * Thread-safe. {@link Builder#build()} checks every value and throws {@link InvalidConfigException}
- * naming the first bad setting, so a server never starts half-configured.
+ * The immutable settings of a {@link ModelKeeperServer}; build with {@link
+ * #builder(ModelRepository)}. Thread-safe. {@link Builder#build()} checks every value and throws
+ * {@link InvalidConfigException} naming the first bad setting, so a server never starts
+ * half-configured.
  */
 public final class ServerConfig {
 
@@ -104,14 +105,16 @@ public final class ServerConfig {
     return host;
   }
 
-  /** The port to bind; 0 picks any free port (read it back with {@link ModelKeeperServer#port()}). */
+  /**
+   * The port to bind; 0 picks any free port (read it back with {@link ModelKeeperServer#port()}).
+   */
   public int port() {
     return port;
   }
 
   /**
-   * The gRPC port, {@link #DEFAULT_GRPC_PORT} unless set; 0 picks any free port (read it back
-   * with {@link ModelKeeperServer#grpcPort()}) and {@link #GRPC_OFF} serves no gRPC.
+   * The gRPC port, {@link #DEFAULT_GRPC_PORT} unless set; 0 picks any free port (read it back with
+   * {@link ModelKeeperServer#grpcPort()}) and {@link #GRPC_OFF} serves no gRPC.
    */
   public int grpcPort() {
     return grpcPort;
@@ -152,7 +155,10 @@ public final class ServerConfig {
     return capacityTimeout;
   }
 
-  /** Models unused for this long are unloaded (leased or pinned ones never); zero, the default, means never. */
+  /**
+   * Models unused for this long are unloaded (leased or pinned ones never); zero, the default,
+   * means never.
+   */
   public Duration idleTimeout() {
     return idleTimeout;
   }
@@ -420,7 +426,9 @@ public final class ServerConfig {
       return this;
     }
 
-    /** Requires {@code Authorization: Bearer <token>} on management endpoints; null turns it off. */
+    /**
+     * Requires {@code Authorization: Bearer <token>} on management endpoints; null turns it off.
+     */
     public Builder authToken(String token) {
       this.authToken = token;
       return this;
@@ -494,7 +502,8 @@ public final class ServerConfig {
       positive("drain-timeout", drainTimeout);
       positive("capacity-timeout", capacityTimeout);
       if (idleTimeout == null || idleTimeout.isNegative()) {
-        throw new InvalidConfigException("idle-timeout", "must not be negative, was " + idleTimeout);
+        throw new InvalidConfigException(
+            "idle-timeout", "must not be negative, was " + idleTimeout);
       }
       positive("request-timeout", requestTimeout);
       positive("load-failure-backoff", loadFailureBackoff);
@@ -524,7 +533,9 @@ public final class ServerConfig {
       if (maxInflightBytes > 0 && maxInflightBytes < maxRequestBytes) {
         throw new InvalidConfigException(
             "max-inflight-bytes",
-            "must hold at least one request of max-request-bytes=" + maxRequestBytes + ", was "
+            "must hold at least one request of max-request-bytes="
+                + maxRequestBytes
+                + ", was "
                 + maxInflightBytes);
       }
       positive("admission-timeout", admissionTimeout);
@@ -542,8 +553,7 @@ public final class ServerConfig {
       checkIds("pin", pin);
       if (pin.size() > maxModels) {
         throw new InvalidConfigException(
-            "pin",
-            pin.size() + " pinned models cannot fit a budget of max-models=" + maxModels);
+            "pin", pin.size() + " pinned models cannot fit a budget of max-models=" + maxModels);
       }
       return new ServerConfig(this);
     }

@@ -60,15 +60,25 @@ final class ServerMetrics implements LifecycleListener {
     Duration.ofSeconds(60)
   };
   private static final Duration[] INFERENCE_BUCKETS = {
-    Duration.ofNanos(250_000), Duration.ofNanos(500_000), Duration.ofMillis(1),
-    Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25),
-    Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
-    Duration.ofSeconds(1), Duration.ofSeconds(5)
+    Duration.ofNanos(250_000),
+    Duration.ofNanos(500_000),
+    Duration.ofMillis(1),
+    Duration.ofMillis(2),
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofSeconds(5)
   };
 
   private static final double[] BATCH_BUCKETS = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final ModelManager manager;
   private final AtomicReference<ManagerStats> stats;
   private final Timer loadTime;
@@ -83,8 +93,14 @@ final class ServerMetrics implements LifecycleListener {
     counter("modelkeeper.model.loads", "models constructed", ManagerStats::loads);
     counter("modelkeeper.model.load.failures", "loads that failed", ManagerStats::loadFailures);
     counter("modelkeeper.model.removals", "models removed on request", ManagerStats::removals);
-    counter("modelkeeper.lease.waits", "leases that waited for a load or unload", ManagerStats::leaseWaits);
-    counter("modelkeeper.capacity.waits", "loads that waited for room in the budget", ManagerStats::capacityWaits);
+    counter(
+        "modelkeeper.lease.waits",
+        "leases that waited for a load or unload",
+        ManagerStats::leaseWaits);
+    counter(
+        "modelkeeper.capacity.waits",
+        "loads that waited for room in the budget",
+        ManagerStats::capacityWaits);
     counter(
         "modelkeeper.capacity.rejections",
         "loads refused for lack of room",
@@ -165,8 +181,8 @@ final class ServerMetrics implements LifecycleListener {
   }
 
   /**
-   * The metrics of one model's executor; {@code queueDepth} is read at each scrape. Called once
-   * per model.
+   * The metrics of one model's executor; {@code queueDepth} is read at each scrape. Called once per
+   * model.
    */
   ModelExecutor.Metrics executor(String modelId, java.util.function.IntSupplier queueDepth) {
     Gauge.builder("modelkeeper.queue.depth", queueDepth, IntSupplierGauge::read)

@@ -50,7 +50,8 @@ class AuthTest {
       assertThat(server.manager().keys()).isEmpty();
       assertThat(http.get("/model/nothing-here").status()).isEqualTo(404);
       assertThat(http.get("/metrics").body())
-          .contains("modelkeeper_http_requests_total{method=\"GET\",route=\"/model/registry\",status=\"401\"} 2.0");
+          .contains(
+              "modelkeeper_http_requests_total{method=\"GET\",route=\"/model/registry\",status=\"401\"} 2.0");
     }
   }
 

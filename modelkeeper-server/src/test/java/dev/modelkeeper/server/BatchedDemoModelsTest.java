@@ -122,7 +122,9 @@ class BatchedDemoModelsTest {
       for (long d : shape) {
         n *= (int) d;
       }
-      out.put(spec.name(), Tensor.of(spec.name(), spec.datatype(), shape, values(spec.datatype(), n, random)));
+      out.put(
+          spec.name(),
+          Tensor.of(spec.name(), spec.datatype(), shape, values(spec.datatype(), n, random)));
     }
     return out;
   }

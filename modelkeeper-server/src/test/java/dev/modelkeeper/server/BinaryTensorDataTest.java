@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The binary tensor data extension over REST against the demo models: binary inputs and outputs,
- * JSON and binary mixed, binary output of every datatype, and the 400s for a header length past
- * the body, sizes that disagree with the shape, truncated BYTES prefixes and unclaimed bytes.
+ * JSON and binary mixed, binary output of every datatype, and the 400s for a header length past the
+ * body, sizes that disagree with the shape, truncated BYTES prefixes and unclaimed bytes.
  */
 class BinaryTensorDataTest {
 
@@ -53,11 +53,16 @@ class BinaryTensorDataTest {
     body.write(head);
     body.write(binary);
     HttpRequest.Builder b =
-        HttpRequest.newBuilder(URI.create(server.url().replace("localhost", "127.0.0.1")
-                + "/v2/models/" + model + "/infer"))
+        HttpRequest.newBuilder(
+                URI.create(
+                    server.url().replace("localhost", "127.0.0.1")
+                        + "/v2/models/"
+                        + model
+                        + "/infer"))
             .timeout(Http.TIMEOUT)
             .POST(HttpRequest.BodyPublishers.ofByteArray(body.toByteArray()));
-    b.header("Inference-Header-Content-Length",
+    b.header(
+        "Inference-Header-Content-Length",
         Integer.toString(headerLength != null ? headerLength : head.length));
     HttpResponse<byte[]> r = client.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
     String length = r.headers().firstValue("Inference-Header-Content-Length").orElse(null);
@@ -77,20 +82,24 @@ class BinaryTensorDataTest {
   }
 
   private static final byte[] IRIS_2_ROWS =
-      le(32, b -> {
-        for (float f : new float[] {5.1f, 3.5f, 1.4f, 0.2f, 6.7f, 3.0f, 5.2f, 2.3f}) {
-          b.putFloat(f);
-        }
-      });
+      le(
+          32,
+          b -> {
+            for (float f : new float[] {5.1f, 3.5f, 1.4f, 0.2f, 6.7f, 3.0f, 5.2f, 2.3f}) {
+              b.putFloat(f);
+            }
+          });
 
   @Test
   void irisInBinary_withBinaryDataOutput_answersBinaryOutputsAndTheHeaderLength() throws Exception {
     Answer a =
-        post("iris",
+        post(
+            "iris",
             "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[2,4],"
                 + "\"parameters\":{\"binary_data_size\":32}}],"
                 + "\"parameters\":{\"binary_data_output\":true}}",
-            IRIS_2_ROWS, null);
+            IRIS_2_ROWS,
+            null);
     assertThat(a.status()).as(a.json().toString()).isEqualTo(200);
     assertThat(a.headerLength()).isNotNull();
     JsonNode outputs = a.json().get("outputs");
@@ -107,11 +116,13 @@ class BinaryTensorDataTest {
   @Test
   void binaryInput_withJsonOutputsRequested_answersAllJson() throws Exception {
     Answer a =
-        post("iris",
+        post(
+            "iris",
             "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[2,4],"
                 + "\"parameters\":{\"binary_data_size\":32}}],"
                 + "\"outputs\":[{\"name\":\"label\",\"parameters\":{\"binary_data\":false}}]}",
-            IRIS_2_ROWS, null);
+            IRIS_2_ROWS,
+            null);
     assertThat(a.status()).isEqualTo(200);
     assertThat(a.headerLength()).isNull();
     assertThat(a.json().get("outputs")).hasSize(1);
@@ -134,14 +145,18 @@ class BinaryTensorDataTest {
     }
     String json =
         "{\"inputs\":["
-            + binaryInput("fp32", "FP32", fp32.length) + ","
+            + binaryInput("fp32", "FP32", fp32.length)
+            + ","
             + "{\"name\":\"fp64_in\",\"datatype\":\"FP64\",\"shape\":[2],\"data\":[1.5,-2]},"
             + "{\"name\":\"int32_in\",\"datatype\":\"INT32\",\"shape\":[2],\"data\":[3,-4]},"
-            + binaryInput("int64", "INT64", int64.length) + ","
+            + binaryInput("int64", "INT64", int64.length)
+            + ","
             + "{\"name\":\"int16_in\",\"datatype\":\"INT16\",\"shape\":[2],\"data\":[-32768,7]},"
-            + binaryInput("int8", "INT8", int8.length) + ","
+            + binaryInput("int8", "INT8", int8.length)
+            + ","
             + "{\"name\":\"uint8_in\",\"datatype\":\"UINT8\",\"shape\":[2],\"data\":[200,0]},"
-            + binaryInput("bool", "BOOL", bool.length) + ","
+            + binaryInput("bool", "BOOL", bool.length)
+            + ","
             + binaryInput("bytes", "BYTES", bytes.length)
             + "],\"parameters\":{\"binary_data_output\":true}}";
     Answer a = post("types", json, bin.toByteArray(), null);
@@ -151,7 +166,8 @@ class BinaryTensorDataTest {
     for (JsonNode o : a.json().get("outputs")) {
       assertThat(o.has("data")).isFalse();
       int size = o.get("parameters").get("binary_data_size").asInt();
-      out.put(o.get("name").asText(), rest.slice(rest.position(), size).order(ByteOrder.LITTLE_ENDIAN));
+      out.put(
+          o.get("name").asText(), rest.slice(rest.position(), size).order(ByteOrder.LITTLE_ENDIAN));
       rest.position(rest.position() + size);
     }
     assertThat(rest.hasRemaining()).isFalse();
@@ -176,8 +192,14 @@ class BinaryTensorDataTest {
   }
 
   private static String binaryInput(String prefix, String datatype, int size) {
-    return "{\"name\":\"" + prefix + "_in\",\"datatype\":\"" + datatype + "\",\"shape\":[2],"
-        + "\"parameters\":{\"binary_data_size\":" + size + "}}";
+    return "{\"name\":\""
+        + prefix
+        + "_in\",\"datatype\":\""
+        + datatype
+        + "\",\"shape\":[2],"
+        + "\"parameters\":{\"binary_data_size\":"
+        + size
+        + "}}";
   }
 
   private static final String IRIS_HEADER =
@@ -217,7 +239,8 @@ class BinaryTensorDataTest {
   @Test
   void truncatedBytesLengthPrefix_is400() throws Exception {
     // two elements: "ab" then a prefix cut after 2 of its 4 bytes
-    byte[] bytes = le(8, b -> b.putInt(2).put((byte) 'a').put((byte) 'b').put((byte) 5).put((byte) 0));
+    byte[] bytes =
+        le(8, b -> b.putInt(2).put((byte) 'a').put((byte) 'b').put((byte) 5).put((byte) 0));
     Answer a = post("types", typesBytesOnly(bytes.length), bytes, null);
     assertThat(a.status()).isEqualTo(400);
     assertThat(a.json().get("error").asText()).contains("truncated BYTES");
@@ -239,7 +262,8 @@ class BinaryTensorDataTest {
         + "{\"name\":\"int8_in\",\"datatype\":\"INT8\",\"shape\":[1],\"data\":[1]},"
         + "{\"name\":\"uint8_in\",\"datatype\":\"UINT8\",\"shape\":[1],\"data\":[1]},"
         + "{\"name\":\"bool_in\",\"datatype\":\"BOOL\",\"shape\":[1],\"data\":[true]},"
-        + binaryInput("bytes", "BYTES", size) + "]}";
+        + binaryInput("bytes", "BYTES", size)
+        + "]}";
   }
 
   @Test

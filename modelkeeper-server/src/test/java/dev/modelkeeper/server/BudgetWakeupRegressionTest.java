@@ -22,9 +22,9 @@ import org.junit.jupiter.api.Test;
  * Pins the lost wake-up that the HTTP churn test exposed (fixed in core): a load waiting for room
  * in {@link WithFixedSizeCache} tries to evict a model whose constructor has returned but which is
  * not READY yet (its {@code loaded} event fires before it becomes leasable). The eviction answers
- * BUSY, so the load waits for room; the waiter must still be woken when that model becomes READY and idle, instead of sleeping
- * until its capacity timeout. The schedule is forced with a gate in a listener that runs after the
- * budget's, as the server's own listeners do.
+ * BUSY, so the load waits for room; the waiter must still be woken when that model becomes READY
+ * and idle, instead of sleeping until its capacity timeout. The schedule is forced with a gate in a
+ * listener that runs after the budget's, as the server's own listeners do.
  */
 class BudgetWakeupRegressionTest {
 

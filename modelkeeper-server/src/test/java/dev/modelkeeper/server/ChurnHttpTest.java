@@ -21,9 +21,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Churn over HTTP: four demo models under a count budget of two, four closed-loop clients
- * inferring on random models without retries. Every request must succeed although most of them
- * evict a model or wait for room; latency percentiles are printed, not asserted.
+ * Churn over HTTP: four demo models under a count budget of two, four closed-loop clients inferring
+ * on random models without retries. Every request must succeed although most of them evict a model
+ * or wait for room; latency percentiles are printed, not asserted.
  */
 class ChurnHttpTest {
 
@@ -41,14 +41,29 @@ class ChurnHttpTest {
               + " \"data\": [[1, 2, 3, 4, 5, 6, 7, 8], [0, 0, 0, 0, 1, 1, 1, 1]]}]}",
           "mlp-medium",
           "{\"inputs\": [{\"name\": \"input\", \"shape\": [1, 64], \"datatype\": \"FP32\","
-              + " \"data\": " + ones(64) + "}]}",
+              + " \"data\": "
+              + ones(64)
+              + "}]}",
           "types",
           "{\"inputs\": ["
-              + tensor("fp32_in", "FP32", "[1.5]") + "," + tensor("fp64_in", "FP64", "[2.5]") + ","
-              + tensor("int32_in", "INT32", "[3]") + "," + tensor("int64_in", "INT64", "[4]") + ","
-              + tensor("int16_in", "INT16", "[5]") + "," + tensor("int8_in", "INT8", "[6]") + ","
-              + tensor("uint8_in", "UINT8", "[7]") + "," + tensor("bool_in", "BOOL", "[true]") + ","
-              + tensor("bytes_in", "BYTES", "[\"churn\"]") + "]}");
+              + tensor("fp32_in", "FP32", "[1.5]")
+              + ","
+              + tensor("fp64_in", "FP64", "[2.5]")
+              + ","
+              + tensor("int32_in", "INT32", "[3]")
+              + ","
+              + tensor("int64_in", "INT64", "[4]")
+              + ","
+              + tensor("int16_in", "INT16", "[5]")
+              + ","
+              + tensor("int8_in", "INT8", "[6]")
+              + ","
+              + tensor("uint8_in", "UINT8", "[7]")
+              + ","
+              + tensor("bool_in", "BOOL", "[true]")
+              + ","
+              + tensor("bytes_in", "BYTES", "[\"churn\"]")
+              + "]}");
 
   /** One answered request. */
   private record Sample(String model, int status, long nanos) {}
@@ -71,7 +86,9 @@ class ChurnHttpTest {
                   Random random = new Random(seed);
                   start.await(30, TimeUnit.SECONDS);
                   long deadline = System.nanoTime() + RUN_FOR.toNanos();
-                  for (int i = 0; i < MAX_REQUESTS_PER_CLIENT && System.nanoTime() < deadline; i++) {
+                  for (int i = 0;
+                      i < MAX_REQUESTS_PER_CLIENT && System.nanoTime() < deadline;
+                      i++) {
                     String model = models.get(random.nextInt(models.size()));
                     long begin = System.nanoTime();
                     Response r = http.post("/v2/models/" + model + "/infer", REQUESTS.get(model));
@@ -99,8 +116,16 @@ class ChurnHttpTest {
       System.out.printf(
           "HTTP churn: %d requests in %s by %d clients over %d models (budget 2): p50 %.2f ms,"
               + " p95 %.2f ms, p99 %.2f ms; %d loads, %d evictions, %d capacity waits%n",
-          all.length, RUN_FOR, CLIENTS, models.size(), millis(all, 0.50), millis(all, 0.95),
-          millis(all, 0.99), stats.loads(), stats.evictionsTotal(), stats.capacityWaits());
+          all.length,
+          RUN_FOR,
+          CLIENTS,
+          models.size(),
+          millis(all, 0.50),
+          millis(all, 0.95),
+          millis(all, 0.99),
+          stats.loads(),
+          stats.evictionsTotal(),
+          stats.capacityWaits());
     }
   }
 
@@ -116,7 +141,13 @@ class ChurnHttpTest {
   }
 
   private static String tensor(String name, String datatype, String data) {
-    return "{\"name\": \"" + name + "\", \"datatype\": \"" + datatype + "\", \"shape\": [1],"
-        + " \"data\": " + data + "}";
+    return "{\"name\": \""
+        + name
+        + "\", \"datatype\": \""
+        + datatype
+        + "\", \"shape\": [1],"
+        + " \"data\": "
+        + data
+        + "}";
   }
 }

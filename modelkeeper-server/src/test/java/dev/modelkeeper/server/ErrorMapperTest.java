@@ -103,7 +103,9 @@ class ErrorMapperTest {
   @Test
   void toResult_loadBackoff_is503WithItsWindowRoundedUp() {
     HttpResult r =
-        map(new LoadBackoffException("backing off", Duration.ofMillis(2500), new RuntimeException()));
+        map(
+            new LoadBackoffException(
+                "backing off", Duration.ofMillis(2500), new RuntimeException()));
     assertThat(r.status()).isEqualTo(503);
     assertThat(r.headers()).containsEntry("Retry-After", "3");
   }
@@ -125,7 +127,9 @@ class ErrorMapperTest {
 
   @Test
   void toResult_wrappedFailure_mapsTheCause() {
-    assertThat(map(new CompletionException(new ModelNotFoundException("x"))).status()).isEqualTo(404);
-    assertThat(map(new ExecutionException(new CapacityExceededException("x"))).status()).isEqualTo(503);
+    assertThat(map(new CompletionException(new ModelNotFoundException("x"))).status())
+        .isEqualTo(404);
+    assertThat(map(new ExecutionException(new CapacityExceededException("x"))).status())
+        .isEqualTo(503);
   }
 }

@@ -99,7 +99,10 @@ class ErrorResponsesTest {
         data.append(",").append(i);
       }
       data.append("]");
-      String big = "{\"inputs\":[{\"name\":\"x\",\"shape\":[2000],\"datatype\":\"FP32\",\"data\":" + data + "}]}";
+      String big =
+          "{\"inputs\":[{\"name\":\"x\",\"shape\":[2000],\"datatype\":\"FP32\",\"data\":"
+              + data
+              + "}]}";
       Response r = http.post("/v2/models/alpha/infer", big);
       assertThat(r.status()).isEqualTo(413);
       assertThat(r.error()).isNotBlank();

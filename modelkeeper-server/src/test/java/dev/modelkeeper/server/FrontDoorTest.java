@@ -34,7 +34,8 @@ class FrontDoorTest {
   @Test
   void slowBody_isAnswered408JsonAndClosed_andCounted() throws Exception {
     try (ModelKeeperServer server =
-            TestServer.fake(FakeModels.of("alpha/1"), b -> b.bodyReadTimeout(Duration.ofMillis(500)));
+            TestServer.fake(
+                FakeModels.of("alpha/1"), b -> b.bodyReadTimeout(Duration.ofMillis(500)));
         RawHttp raw = RawHttp.connect(server.port())) {
       raw.send(RawHttp.post(INFER, "Content-Length: 100") + "{");
       RawHttp.Response r = raw.readResponse();
@@ -51,7 +52,8 @@ class FrontDoorTest {
   @Test
   void slowHeaders_closeTheConnection() throws Exception {
     try (ModelKeeperServer server =
-            TestServer.fake(FakeModels.of("alpha/1"), b -> b.bodyReadTimeout(Duration.ofMillis(500)));
+            TestServer.fake(
+                FakeModels.of("alpha/1"), b -> b.bodyReadTimeout(Duration.ofMillis(500)));
         RawHttp raw = RawHttp.connect(server.port())) {
       raw.send("POST " + INFER + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
       assertThat(raw.closedByServer()).isTrue();
@@ -114,9 +116,10 @@ class FrontDoorTest {
     try (ModelKeeperServer server =
             TestServer.fake(
                 FakeModels.of("alpha/1"),
-                b -> b.maxRequestBytes(4096)
-                    .maxInflightBytes(8192)
-                    .admissionTimeout(Duration.ofMillis(300)));
+                b ->
+                    b.maxRequestBytes(4096)
+                        .maxInflightBytes(8192)
+                        .admissionTimeout(Duration.ofMillis(300)));
         RawHttp first = RawHttp.connect(server.port());
         RawHttp second = RawHttp.connect(server.port())) {
       first.send(RawHttp.post(INFER, "Content-Length: 4096") + "{");
@@ -141,14 +144,19 @@ class FrontDoorTest {
     FakeModels models = FakeModels.of("alpha/1", "beta/1");
     try (ModelKeeperServer server = TestServer.fake(models, b -> b)) {
       Http http = Http.to(server.port());
-      Response r = http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"beta\"}");
+      Response r =
+          http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"beta\"}");
       assertThat(r.status()).isEqualTo(409);
       assertThat(r.error()).contains("'beta' is the name of a repository model");
-      assertThat(http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"a\"}").status())
+      assertThat(
+              http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"a\"}")
+                  .status())
           .isEqualTo(200);
-      Response taken = http.post("/model/add", "{\"model_id\": \"beta/1\", \"model_id_alias\": \"a\"}");
+      Response taken =
+          http.post("/model/add", "{\"model_id\": \"beta/1\", \"model_id_alias\": \"a\"}");
       assertThat(taken.status()).isEqualTo(409);
-      assertThat(http.post("/v2/models/beta/infer", X).json().get("model_name").asText()).isEqualTo("beta");
+      assertThat(http.post("/v2/models/beta/infer", X).json().get("model_name").asText())
+          .isEqualTo("beta");
       assertThat(server.manager().keys()).containsExactlyInAnyOrder("a", "beta/1");
     }
   }
@@ -169,9 +177,7 @@ class FrontDoorTest {
   void numberOverflowingFp32_is400() {
     // regression: 1e39 silently became Infinity
     try (ModelKeeperServer server = TestServer.fake(FakeModels.of("alpha/1"), b -> b)) {
-      Response r =
-          Http.to(server.port())
-              .post(INFER, X.replace("[1, 2]", "[1e39, 2]"));
+      Response r = Http.to(server.port()).post(INFER, X.replace("[1, 2]", "[1e39, 2]"));
       assertThat(r.status()).isEqualTo(400);
       assertThat(r.error()).contains("outside the FP32 range");
     }
@@ -188,8 +194,11 @@ class FrontDoorTest {
               http.post(INFER, "[".repeat(200)));
       for (Response r : answers) {
         assertThat(r.status()).as(r.toString()).isEqualTo(400);
-        assertThat(r.error()).doesNotContain("`").doesNotContain("com.fasterxml")
-            .doesNotContain("Feature").doesNotContain("StreamReadConstraints");
+        assertThat(r.error())
+            .doesNotContain("`")
+            .doesNotContain("com.fasterxml")
+            .doesNotContain("Feature")
+            .doesNotContain("StreamReadConstraints");
       }
     }
   }
@@ -231,7 +240,9 @@ class FrontDoorTest {
     Throwable refused =
         org.assertj.core.api.Assertions.catchThrowable(
             () -> server.manager().acquire("beta/1", null).close());
-    assertThat(refused).isInstanceOf(UnavailableException.class).hasMessageContaining("shutting down");
+    assertThat(refused)
+        .isInstanceOf(UnavailableException.class)
+        .hasMessageContaining("shutting down");
     assertThat(models.constructions("beta/1")).isZero();
     gate.open();
     holding.get(10, TimeUnit.SECONDS);

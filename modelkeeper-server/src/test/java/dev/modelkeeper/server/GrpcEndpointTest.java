@@ -1,7 +1,6 @@
 package dev.modelkeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
 import dev.modelkeeper.core.CapacityExceededException;
@@ -42,9 +41,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The gRPC endpoint over loopback with a real gRPC client: health, metadata, inference with raw
- * and typed contents on the demo models, the repository methods and their bearer token, status
- * codes, the message size limit, and a deadline that passes while a load is pending.
+ * The gRPC endpoint over loopback with a real gRPC client: health, metadata, inference with raw and
+ * typed contents on the demo models, the repository methods and their bearer token, status codes,
+ * the message size limit, and a deadline that passes while a load is pending.
  */
 class GrpcEndpointTest {
 
@@ -58,7 +57,8 @@ class GrpcEndpointTest {
     server =
         TestServer.demo(b -> b.grpcPort(0).authToken(TOKEN).maxRequestBytes(1 << 20).maxModels(4));
     channel = channel(server);
-    grpc = GRPCInferenceServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+    grpc =
+        GRPCInferenceServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
   }
 
   @AfterAll
@@ -108,7 +108,8 @@ class GrpcEndpointTest {
 
   @Test
   void modelMetadata_ofIris_listsTensors() {
-    ModelMetadataResponse md = grpc.modelMetadata(ModelMetadataRequest.newBuilder().setName("iris").build());
+    ModelMetadataResponse md =
+        grpc.modelMetadata(ModelMetadataRequest.newBuilder().setName("iris").build());
     assertThat(md.getName()).isEqualTo("iris");
     assertThat(md.getInputs(0).getName()).isEqualTo("input");
     assertThat(md.getInputs(0).getShapeList()).containsExactly(-1L, 4L);
@@ -123,7 +124,8 @@ class GrpcEndpointTest {
             iris(2, floats(5.1f, 3.5f, 1.4f, 0.2f, 6.7f, 3.0f, 5.2f, 2.3f)).setId("req-7").build());
     assertThat(r.getId()).isEqualTo("req-7");
     assertThat(r.getModelName()).isEqualTo("iris");
-    assertThat(r.getOutputsList()).extracting(ModelInferResponse.InferOutputTensor::getName)
+    assertThat(r.getOutputsList())
+        .extracting(ModelInferResponse.InferOutputTensor::getName)
         .containsExactly("probabilities", "label");
     assertThat(r.getRawOutputContentsCount()).isEqualTo(2);
     ByteBuffer p = r.getRawOutputContents(0).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
@@ -133,7 +135,8 @@ class GrpcEndpointTest {
       sum += p.getFloat();
     }
     assertThat(sum).isCloseTo(1f, org.assertj.core.data.Offset.offset(1e-5f));
-    ByteBuffer labels = r.getRawOutputContents(1).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer labels =
+        r.getRawOutputContents(1).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
     assertThat(labels.getLong()).isEqualTo(0L);
     assertThat(labels.getLong()).isEqualTo(2L);
   }
@@ -141,16 +144,50 @@ class GrpcEndpointTest {
   @Test
   void modelInfer_withTypedContents_answersTypedContentsForEveryDatatype() {
     ModelInferRequest.Builder b = ModelInferRequest.newBuilder().setModelName("types");
-    typed(b, "fp32", "FP32", InferTensorContents.newBuilder().addFp32Contents(1.5f).addFp32Contents(-2f));
-    typed(b, "fp64", "FP64", InferTensorContents.newBuilder().addFp64Contents(1.5).addFp64Contents(-2));
-    typed(b, "int32", "INT32", InferTensorContents.newBuilder().addIntContents(3).addIntContents(-4));
-    typed(b, "int64", "INT64", InferTensorContents.newBuilder().addInt64Contents(1L << 40).addInt64Contents(-1));
-    typed(b, "int16", "INT16", InferTensorContents.newBuilder().addIntContents(-32768).addIntContents(7));
-    typed(b, "int8", "INT8", InferTensorContents.newBuilder().addIntContents(-128).addIntContents(127));
-    typed(b, "uint8", "UINT8", InferTensorContents.newBuilder().addUintContents(200).addUintContents(0));
-    typed(b, "bool", "BOOL", InferTensorContents.newBuilder().addBoolContents(true).addBoolContents(false));
-    typed(b, "bytes", "BYTES", InferTensorContents.newBuilder()
-        .addBytesContents(ByteString.copyFromUtf8("h\u00e9")).addBytesContents(ByteString.EMPTY));
+    typed(
+        b,
+        "fp32",
+        "FP32",
+        InferTensorContents.newBuilder().addFp32Contents(1.5f).addFp32Contents(-2f));
+    typed(
+        b,
+        "fp64",
+        "FP64",
+        InferTensorContents.newBuilder().addFp64Contents(1.5).addFp64Contents(-2));
+    typed(
+        b, "int32", "INT32", InferTensorContents.newBuilder().addIntContents(3).addIntContents(-4));
+    typed(
+        b,
+        "int64",
+        "INT64",
+        InferTensorContents.newBuilder().addInt64Contents(1L << 40).addInt64Contents(-1));
+    typed(
+        b,
+        "int16",
+        "INT16",
+        InferTensorContents.newBuilder().addIntContents(-32768).addIntContents(7));
+    typed(
+        b,
+        "int8",
+        "INT8",
+        InferTensorContents.newBuilder().addIntContents(-128).addIntContents(127));
+    typed(
+        b,
+        "uint8",
+        "UINT8",
+        InferTensorContents.newBuilder().addUintContents(200).addUintContents(0));
+    typed(
+        b,
+        "bool",
+        "BOOL",
+        InferTensorContents.newBuilder().addBoolContents(true).addBoolContents(false));
+    typed(
+        b,
+        "bytes",
+        "BYTES",
+        InferTensorContents.newBuilder()
+            .addBytesContents(ByteString.copyFromUtf8("h\u00e9"))
+            .addBytesContents(ByteString.EMPTY));
     ModelInferResponse r = grpc.modelInfer(b.build());
     assertThat(r.getRawOutputContentsCount()).isZero();
     Map<String, InferTensorContents> out = new java.util.HashMap<>();
@@ -186,19 +223,26 @@ class GrpcEndpointTest {
 
   @Test
   void modelInfer_errors_mapToStatusCodes() {
-    assertThat(code(() -> grpc.modelInfer(iris(1, floats(1, 2, 3, 4)).setModelName("nope").build())))
+    assertThat(
+            code(() -> grpc.modelInfer(iris(1, floats(1, 2, 3, 4)).setModelName("nope").build())))
         .isEqualTo(Status.Code.NOT_FOUND);
     // 3 floats for a [1, 4] tensor: the raw size disagrees with the shape
     assertThat(code(() -> grpc.modelInfer(iris(1, floats(1, 2, 3)).build())))
         .isEqualTo(Status.Code.INVALID_ARGUMENT);
     // [1, 3] is a shape iris does not take
     assertThat(
-            code(() ->
-                grpc.modelInfer(
-                    ModelInferRequest.newBuilder(iris(1, floats(1, 2, 3)).build())
-                        .setInputs(0, ModelInferRequest.InferInputTensor.newBuilder()
-                            .setName("input").setDatatype("FP32").addShape(1).addShape(3))
-                        .build())))
+            code(
+                () ->
+                    grpc.modelInfer(
+                        ModelInferRequest.newBuilder(iris(1, floats(1, 2, 3)).build())
+                            .setInputs(
+                                0,
+                                ModelInferRequest.InferInputTensor.newBuilder()
+                                    .setName("input")
+                                    .setDatatype("FP32")
+                                    .addShape(1)
+                                    .addShape(3))
+                            .build())))
         .isEqualTo(Status.Code.INVALID_ARGUMENT);
   }
 
@@ -211,7 +255,8 @@ class GrpcEndpointTest {
   }
 
   @Test
-  void inference_largerThanTheInflightBudget_isResourceExhausted_andItsBytesReturn() throws Exception {
+  void inference_largerThanTheInflightBudget_isResourceExhausted_andItsBytesReturn()
+      throws Exception {
     try (ModelKeeperServer s =
         TestServer.demo(
             b -> b.grpcPort(0).maxRequestBytes(64 << 10).maxInflightBytes(64 << 10).maxModels(2))) {
@@ -224,8 +269,9 @@ class GrpcEndpointTest {
         ByteString big = ByteString.copyFrom(new byte[2_500 * 16]);
         assertThat(code(() -> stub.modelInfer(iris(2_500, big).build())))
             .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-        assertThat(stub.modelInfer(iris(1, floats(5.1f, 3.5f, 1.4f, 0.2f)).build())
-                .getRawOutputContentsCount())
+        assertThat(
+                stub.modelInfer(iris(1, floats(5.1f, 3.5f, 1.4f, 0.2f)).build())
+                    .getRawOutputContentsCount())
             .isEqualTo(2);
         org.awaitility.Awaitility.await()
             .atMost(Duration.ofSeconds(10))
@@ -240,22 +286,31 @@ class GrpcEndpointTest {
   void repositoryMethods_needTheBearerToken_inferenceDoesNot() {
     assertThat(code(() -> grpc.repositoryIndex(RepositoryIndexRequest.getDefaultInstance())))
         .isEqualTo(Status.Code.UNAUTHENTICATED);
-    assertThat(code(() -> grpc.repositoryModelLoad(
-            RepositoryModelLoadRequest.newBuilder().setModelName("mlp-small").build())))
+    assertThat(
+            code(
+                () ->
+                    grpc.repositoryModelLoad(
+                        RepositoryModelLoadRequest.newBuilder().setModelName("mlp-small").build())))
         .isEqualTo(Status.Code.UNAUTHENTICATED);
     GRPCInferenceServiceBlockingStub authed = withToken(grpc);
     assertThat(authed.repositoryIndex(RepositoryIndexRequest.getDefaultInstance()).getModelsList())
         .extracting(m -> m.getName())
         .contains("iris", "mlp-small", "mlp-medium", "types");
-    authed.repositoryModelLoad(RepositoryModelLoadRequest.newBuilder().setModelName("mlp-small").build());
-    assertThat(grpc.modelReady(ModelReadyRequest.newBuilder().setName("mlp-small").build()).getReady())
+    authed.repositoryModelLoad(
+        RepositoryModelLoadRequest.newBuilder().setModelName("mlp-small").build());
+    assertThat(
+            grpc.modelReady(ModelReadyRequest.newBuilder().setName("mlp-small").build()).getReady())
         .isTrue();
     authed.repositoryModelUnload(
         RepositoryModelUnloadRequest.newBuilder().setModelName("mlp-small").build());
-    assertThat(grpc.modelReady(ModelReadyRequest.newBuilder().setName("mlp-small").build()).getReady())
+    assertThat(
+            grpc.modelReady(ModelReadyRequest.newBuilder().setName("mlp-small").build()).getReady())
         .isFalse();
-    assertThat(code(() -> authed.repositoryModelLoad(
-            RepositoryModelLoadRequest.newBuilder().setModelName("no-such").build())))
+    assertThat(
+            code(
+                () ->
+                    authed.repositoryModelLoad(
+                        RepositoryModelLoadRequest.newBuilder().setModelName("no-such").build())))
         .isEqualTo(Status.Code.NOT_FOUND);
   }
 

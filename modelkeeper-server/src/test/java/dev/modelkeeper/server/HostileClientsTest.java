@@ -17,10 +17,10 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Tag;
@@ -29,9 +29,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Clients as an attacker would write them, on loopback, against a server in a JVM with a 512 MiB
- * heap (tagged {@code hostile}, it runs in its own surefire execution with {@code -Xmx512m}): many large bodies at
- * once, hundreds of slow bodies, truncated and broken bodies, uploads abandoned halfway. Every
- * case is bounded in count and time.
+ * heap (tagged {@code hostile}, it runs in its own surefire execution with {@code -Xmx512m}): many
+ * large bodies at once, hundreds of slow bodies, truncated and broken bodies, uploads abandoned
+ * halfway. Every case is bounded in count and time.
  */
 @Tag("hostile")
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
@@ -64,9 +64,14 @@ class HostileClientsTest {
       }
       clients.shutdown();
       probe.stop();
-      assertThat(statuses.keySet()).as("statuses %s", statuses).containsAnyOf(200).isSubsetOf(200, 503);
+      assertThat(statuses.keySet())
+          .as("statuses %s", statuses)
+          .containsAnyOf(200)
+          .isSubsetOf(200, 503);
       assertThat(probe.failures()).isEmpty();
-      assertThat(probe.slowest()).as("probe answers (at:took ms) %s", probe.samples).isLessThan(Duration.ofSeconds(1));
+      assertThat(probe.slowest())
+          .as("probe answers (at:took ms) %s", probe.samples)
+          .isLessThan(Duration.ofSeconds(1));
       await().atMost(Duration.ofSeconds(10)).until(() -> server.inflightBytes() == 0);
     }
   }
@@ -248,9 +253,11 @@ class HostileClientsTest {
       int n = (int) Math.min(len, length - pos);
       for (int i = 0; i < n; i++, pos++) {
         b[off + i] =
-            pos < head.length ? head[(int) pos]
-                : pos < middleEnd ? unit[(int) ((pos - head.length) % unit.length)]
-                : tail[(int) (pos - middleEnd)];
+            pos < head.length
+                ? head[(int) pos]
+                : pos < middleEnd
+                    ? unit[(int) ((pos - head.length) % unit.length)]
+                    : tail[(int) (pos - middleEnd)];
       }
       return n;
     }
@@ -291,7 +298,8 @@ class HostileClientsTest {
         }
         long took = System.nanoTime() - start;
         slowestNanos = Math.max(slowestNanos, took);
-        samples.add(Duration.ofNanos(start - began).toMillis() + "ms:" + Duration.ofNanos(took).toMillis());
+        samples.add(
+            Duration.ofNanos(start - began).toMillis() + "ms:" + Duration.ofNanos(took).toMillis());
         try {
           Thread.sleep(100); // a polling interval, not ordering
         } catch (InterruptedException e) {

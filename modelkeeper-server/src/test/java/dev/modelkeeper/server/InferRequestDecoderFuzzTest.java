@@ -13,8 +13,8 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 
 /**
- * Whatever bytes arrive, the inference decoder yields a request or an error the server answers
- * with a 4xx status (mapped by type in {@link ErrorMapper}): never another exception.
+ * Whatever bytes arrive, the inference decoder yields a request or an error the server answers with
+ * a 4xx status (mapped by type in {@link ErrorMapper}): never another exception.
  */
 class InferRequestDecoderFuzzTest {
 
@@ -43,8 +43,27 @@ class InferRequestDecoderFuzzTest {
     Arbitrary<Integer> position = Arbitraries.integers().between(0, valid.length - 1);
     Arbitrary<String> fragment =
         Arbitraries.of(
-            "[", "]", "{", "}", ",", ":", "\"", "-", "1e39", "1e400", "NaN", "null", "true",
-            "[[", "]]", "99999999999999999999", "\\u0000", " ", "0", "-1", "\"shape\": [1],",
+            "[",
+            "]",
+            "{",
+            "}",
+            ",",
+            ":",
+            "\"",
+            "-",
+            "1e39",
+            "1e400",
+            "NaN",
+            "null",
+            "true",
+            "[[",
+            "]]",
+            "99999999999999999999",
+            "\\u0000",
+            " ",
+            "0",
+            "-1",
+            "\"shape\": [1],",
             "\"data\": [],");
     return Combinators.combine(position, position, fragment)
         .as(
@@ -66,19 +85,42 @@ class InferRequestDecoderFuzzTest {
   @Provide
   Arbitrary<byte[]> tensorRequests() {
     Arbitrary<String> datatype =
-        Arbitraries.of("BOOL", "UINT8", "INT8", "INT16", "INT32", "INT64", "FP32", "FP64", "BYTES",
-            "FP16", "x");
+        Arbitraries.of(
+            "BOOL", "UINT8", "INT8", "INT16", "INT32", "INT64", "FP32", "FP64", "BYTES", "FP16",
+            "x");
     Arbitrary<String> shape =
         Arbitraries.integers().between(-1, 3).list().ofMaxSize(4).map(Object::toString);
     Arbitrary<String> element =
-        Arbitraries.of("0", "1", "-1", "255", "256", "-129", "1.5", "1e39", "-1e309", "true",
-            "false", "\"s\"", "null", "[1]", "[]", "[[0]]", "{}", "9223372036854775808");
+        Arbitraries.of(
+            "0",
+            "1",
+            "-1",
+            "255",
+            "256",
+            "-129",
+            "1.5",
+            "1e39",
+            "-1e309",
+            "true",
+            "false",
+            "\"s\"",
+            "null",
+            "[1]",
+            "[]",
+            "[[0]]",
+            "{}",
+            "9223372036854775808");
     Arbitrary<String> data = element.list().ofMaxSize(12).map(Object::toString);
     return Combinators.combine(datatype, shape, data)
         .as(
             (dt, sh, d) ->
-                ("{\"inputs\": [{\"name\": \"t\", \"datatype\": \"" + dt + "\", \"shape\": "
-                        + sh + ", \"data\": " + d + "}]}")
+                ("{\"inputs\": [{\"name\": \"t\", \"datatype\": \""
+                        + dt
+                        + "\", \"shape\": "
+                        + sh
+                        + ", \"data\": "
+                        + d
+                        + "}]}")
                     .getBytes(StandardCharsets.UTF_8));
   }
 
@@ -89,7 +131,9 @@ class InferRequestDecoderFuzzTest {
       assertThat(r.inputs()).isNotNull();
     } catch (RuntimeException e) {
       int status = errors.toResult(e, "fuzz").status();
-      assertThat(status).as("%s for %s", e, new String(body, StandardCharsets.UTF_8)).isBetween(400, 499);
+      assertThat(status)
+          .as("%s for %s", e, new String(body, StandardCharsets.UTF_8))
+          .isBetween(400, 499);
     }
   }
 }

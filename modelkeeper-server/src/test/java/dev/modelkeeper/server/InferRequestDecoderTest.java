@@ -23,8 +23,16 @@ class InferRequestDecoderTest {
   }
 
   private Tensor one(String name, String datatype, String shape, String data) {
-    return parse("{\"inputs\": [{\"name\": \"" + name + "\", \"datatype\": \"" + datatype
-            + "\", \"shape\": " + shape + ", \"data\": " + data + "}]}")
+    return parse(
+            "{\"inputs\": [{\"name\": \""
+                + name
+                + "\", \"datatype\": \""
+                + datatype
+                + "\", \"shape\": "
+                + shape
+                + ", \"data\": "
+                + data
+                + "}]}")
         .inputs()
         .get(name);
   }
@@ -66,7 +74,8 @@ class InferRequestDecoderTest {
   @Test
   void parseInfer_shapeProblems_areInvalidInput() {
     assertThatThrownBy(() -> one("x", "FP32", "[2, 3]", "[1, 2, 3]"))
-        .isInstanceOf(InvalidInputException.class).hasMessageContaining("6 elements");
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("6 elements");
     assertThatThrownBy(() -> one("x", "FP32", "[2, 2]", "[[1, 2, 3], [4]]"))
         .hasMessageContaining("does not follow its shape");
     assertThatThrownBy(() -> one("x", "FP32", "[4]", "[1, [2], 3, 4]"))
@@ -101,8 +110,10 @@ class InferRequestDecoderTest {
   @Test
   void parseInfer_dataBeforeShape_isABadRequest() {
     assertThatThrownBy(
-            () -> parse("{\"inputs\": [{\"name\": \"x\", \"data\": [1], \"datatype\": \"FP32\","
-                + " \"shape\": [1]}]}"))
+            () ->
+                parse(
+                    "{\"inputs\": [{\"name\": \"x\", \"data\": [1], \"datatype\": \"FP32\","
+                        + " \"shape\": [1]}]}"))
         .isInstanceOf(BadRequestException.class)
         .hasMessageContaining("must come before 'data'");
   }
@@ -121,23 +132,28 @@ class InferRequestDecoderTest {
             .getBytes(StandardCharsets.UTF_8);
     RequestBytes small =
         new RequestBytes(new InflightBytes(16, java.time.Duration.ofSeconds(1), null));
-    assertThatThrownBy(() -> decoder.decode(new java.io.ByteArrayInputStream(body), body.length, small))
+    assertThatThrownBy(
+            () -> decoder.decode(new java.io.ByteArrayInputStream(body), body.length, small))
         .isInstanceOf(PayloadTooLargeException.class);
   }
 
   @Test
   void inferResponse_nonFiniteOutputs_areJsonStrings() {
     Map<String, Tensor> outputs =
-        Map.of("y", Tensor.ofFloats("y", new long[] {3}, Float.NaN, Float.POSITIVE_INFINITY, -1f / 0));
+        Map.of(
+            "y", Tensor.ofFloats("y", new long[] {3}, Float.NaN, Float.POSITIVE_INFINITY, -1f / 0));
     String out =
-        new String(new InferResponses(json).inferResponse("m", "1", null, outputs), StandardCharsets.UTF_8);
+        new String(
+            new InferResponses(json).inferResponse("m", "1", null, outputs),
+            StandardCharsets.UTF_8);
     assertThat(out).contains("\"data\":[\"NaN\",\"Infinity\",\"-Infinity\"]");
   }
 
   @Test
   void parseInfer_idAndOutputs_areRead() {
     InferRequest r =
-        parse("{\"id\": \"r1\", \"inputs\": [], \"outputs\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}");
+        parse(
+            "{\"id\": \"r1\", \"inputs\": [], \"outputs\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}");
     assertThat(r.id()).isEqualTo("r1");
     assertThat(r.outputs()).containsExactlyInAnyOrder("a", "b");
     assertThat(parse("{\"inputs\": []}").outputs()).isEmpty();
@@ -151,7 +167,9 @@ class InferRequestDecoderTest {
     outputs.put("s", Tensor.ofStrings("s", new long[] {1}, "\"quoted\""));
     outputs.put("l", Tensor.ofLongs("l", new long[] {1, 1}, -7));
     String out =
-        new String(new InferResponses(json).inferResponse("m", "3", null, outputs), StandardCharsets.UTF_8);
+        new String(
+            new InferResponses(json).inferResponse("m", "3", null, outputs),
+            StandardCharsets.UTF_8);
     assertThat(out)
         .isEqualTo(
             "{\"model_name\":\"m\",\"model_version\":\"3\",\"outputs\":["

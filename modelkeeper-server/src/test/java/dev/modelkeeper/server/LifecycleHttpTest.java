@@ -72,8 +72,7 @@ class LifecycleHttpTest {
   @Test
   void start_onPortInUse_failsNamingThePort() {
     try (ModelKeeperServer first = TestServer.fake(FakeModels.of("alpha/1"), b -> b)) {
-      assertThatThrownBy(
-              () -> TestServer.fake(FakeModels.of("alpha/1"), b -> b.port(first.port())))
+      assertThatThrownBy(() -> TestServer.fake(FakeModels.of("alpha/1"), b -> b.port(first.port())))
           .isInstanceOf(InvalidConfigException.class)
           .satisfies(e -> assertThat(((InvalidConfigException) e).setting()).isEqualTo("port"));
     }
@@ -91,9 +90,7 @@ class LifecycleHttpTest {
         CompletableFuture.supplyAsync(() -> http.post("/v2/models/alpha/infer", X));
     gate.awaitEntered();
     CompletableFuture<Void> closing = CompletableFuture.runAsync(server::close);
-    Awaitility.await()
-        .atMost(Duration.ofSeconds(10))
-        .until(() -> refused(port));
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> refused(port));
     assertThat(closing).isNotDone();
     gate.open();
     Response r = inFlight.get(30, TimeUnit.SECONDS);

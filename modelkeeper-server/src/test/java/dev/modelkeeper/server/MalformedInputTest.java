@@ -16,8 +16,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * A sweep of malformed requests against the real demo models: every one is answered 4xx with a
- * JSON error, and the server is healthy and correct afterwards.
+ * A sweep of malformed requests against the real demo models: every one is answered 4xx with a JSON
+ * error, and the server is healthy and correct afterwards.
  */
 class MalformedInputTest {
 
@@ -81,37 +81,62 @@ class MalformedInputTest {
         "{\"inputs\": [], \"outputs\": [5]}",
         input("\"name\": 5, \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
         input("\"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": \"1,4\", \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [1.5, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [[1], [4]], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": \"1,4\", \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1.5, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [[1], [4]], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
         input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": 7, \"data\": [1, 2, 3, 4]"),
         input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": \"1234\""),
-        input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, \"2\", 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [true, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [{}, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [null, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, [2], 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, \"2\", 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [true, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [{}, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [null, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, [2], 3, 4]"),
         input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\""),
-        input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4],"
-            + " \"parameters\": {\"binary_data_size\": 16}"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4],"
+                + " \"parameters\": {\"binary_data_size\": 16}"),
         // huge and negative shapes
-        input("\"name\": \"input\", \"shape\": [1000000000, 1000000000], \"datatype\": \"FP32\", \"data\": [1]"),
-        input("\"name\": \"input\", \"shape\": [9223372036854775807, 2], \"datatype\": \"FP32\", \"data\": [1]"),
-        input("\"name\": \"input\", \"shape\": [99999999999999999999999], \"datatype\": \"FP32\", \"data\": [1]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1000000000, 1000000000], \"datatype\": \"FP32\", \"data\": [1]"),
+        input(
+            "\"name\": \"input\", \"shape\": [9223372036854775807, 2], \"datatype\": \"FP32\", \"data\": [1]"),
+        input(
+            "\"name\": \"input\", \"shape\": [99999999999999999999999], \"datatype\": \"FP32\", \"data\": [1]"),
         input("\"name\": \"input\", \"shape\": [1e30], \"datatype\": \"FP32\", \"data\": [1]"),
-        input("\"name\": \"input\", \"shape\": [" + manyDims + "], \"datatype\": \"FP32\", \"data\": [1]"),
-        input("\"name\": \"input\", \"shape\": [100000, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [-1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [1, -4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [0, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": ["
+                + manyDims
+                + "], \"datatype\": \"FP32\", \"data\": [1]"),
+        input(
+            "\"name\": \"input\", \"shape\": [100000, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [-1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, -4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [0, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
         // valid JSON, wrong for the model
-        input("\"name\": \"input\", \"shape\": [1, 5], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4, 5]"),
-        input("\"name\": \"input\", \"shape\": [4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
-        input("\"name\": \"other\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"INT32\", \"data\": [1, 2, 3, 4]"),
-        input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"BF16\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, 5], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4, 5]"),
+        input(
+            "\"name\": \"input\", \"shape\": [4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"other\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"INT32\", \"data\": [1, 2, 3, 4]"),
+        input(
+            "\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"BF16\", \"data\": [1, 2, 3, 4]"),
         input("\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"\", \"data\": [1, 2, 3, 4]"),
-        "{\"inputs\": [" + "{\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]},"
+        "{\"inputs\": ["
+            + "{\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]},"
             + "{\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP32\", \"data\": [1, 2, 3, 4]}]}",
         "{\"inputs\": []}");
   }
@@ -120,10 +145,17 @@ class MalformedInputTest {
   void infer_withMalformedBodies_answers4xxJsonErrorsEveryTime() {
     List<String> problems = new ArrayList<>();
     for (String body : malformedInferBodies()) {
-      check(problems, "POST /v2/models/iris/infer " + abbreviate(body), http.post("/v2/models/iris/infer", body));
+      check(
+          problems,
+          "POST /v2/models/iris/infer " + abbreviate(body),
+          http.post("/v2/models/iris/infer", body));
     }
-    check(problems, "invalid UTF-8", http.post("/v2/models/iris/infer",
-        new byte[] {'{', '"', 'i', (byte) 0xC3, (byte) 0x28, '"', ':', '1', '}'}));
+    check(
+        problems,
+        "invalid UTF-8",
+        http.post(
+            "/v2/models/iris/infer",
+            new byte[] {'{', '"', 'i', (byte) 0xC3, (byte) 0x28, '"', ':', '1', '}'}));
     assertThat(problems).isEmpty();
     assertHealthy();
   }
@@ -200,7 +232,9 @@ class MalformedInputTest {
       int split = response.indexOf("\r\n\r\n");
       String head = response.substring(0, split);
       String body = response.substring(split + 4);
-      if (status < 400 || status >= 500 || !head.toLowerCase().contains("application/json")
+      if (status < 400
+          || status >= 500
+          || !head.toLowerCase().contains("application/json")
           || !body.contains("\"error\"")) {
         problems.add(abbreviate(request) + " -> " + abbreviate(response));
       }

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 /** The management API over loopback: add (with aliases), remove, clear and the registry. */
 class ManagementApiTest {
 
-  private static final String X = "{\"inputs\":[{\"name\":\"x\",\"shape\":[2],\"datatype\":\"FP32\",\"data\":[1,2]}]}";
+  private static final String X =
+      "{\"inputs\":[{\"name\":\"x\",\"shape\":[2],\"datatype\":\"FP32\",\"data\":[1,2]}]}";
 
   private FakeModels models;
   private ModelKeeperServer server;
@@ -69,7 +70,8 @@ class ManagementApiTest {
     dev.modelkeeper.core.testkit.Gate gate = new dev.modelkeeper.core.testkit.Gate();
     models.gateInfer("beta/1", gate);
     java.util.concurrent.CompletableFuture<Response> infer =
-        java.util.concurrent.CompletableFuture.supplyAsync(() -> http.post("/v2/models/beta/infer", X));
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> http.post("/v2/models/beta/infer", X));
     gate.awaitEntered();
     assertThat(registryRow("beta/1").get("leases").asInt()).isEqualTo(1);
     gate.open();
@@ -79,7 +81,8 @@ class ManagementApiTest {
 
   @Test
   void add_withAlias_registersUnderAliasAndInferenceUsesIt() {
-    Response r = http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"stable\"}");
+    Response r =
+        http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"stable\"}");
     assertThat(r.status()).as(r.toString()).isEqualTo(200);
     assertThat(r.json().get("model_id").asText()).isEqualTo("stable");
     assertThat(r.json().get("alias_of").asText()).isEqualTo("alpha/1");
@@ -105,20 +108,24 @@ class ManagementApiTest {
   void registry_ofTarget_listsItsAliases() {
     http.post("/model/add", "{\"model_id\": \"alpha/1\"}");
     http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"stable\"}");
-    assertThat(registryRow("alpha/1").get("aliases")).extracting(JsonNode::asText).containsExactly("stable");
+    assertThat(registryRow("alpha/1").get("aliases"))
+        .extracting(JsonNode::asText)
+        .containsExactly("stable");
   }
 
   @Test
   void add_withAliasNamingAnotherModel_answers409() {
     http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"stable\"}");
-    Response r = http.post("/model/add", "{\"model_id\": \"alpha/2\", \"model_id_alias\": \"stable\"}");
+    Response r =
+        http.post("/model/add", "{\"model_id\": \"alpha/2\", \"model_id_alias\": \"stable\"}");
     assertThat(r.status()).isEqualTo(409);
     assertThat(r.error()).contains("alpha/1");
   }
 
   @Test
   void add_withInvalidAlias_answers400() {
-    Response r = http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"../x\"}");
+    Response r =
+        http.post("/model/add", "{\"model_id\": \"alpha/1\", \"model_id_alias\": \"../x\"}");
     assertThat(r.status()).isEqualTo(400);
   }
 
@@ -167,7 +174,9 @@ class ManagementApiTest {
     http.post("/model/add", "{\"model_id\": \"beta\"}");
     Response r = http.post("/model/clear", "");
     assertThat(r.status()).isEqualTo(200);
-    assertThat(r.json().get("removed")).extracting(JsonNode::asText).containsExactly("beta/1", "stable");
+    assertThat(r.json().get("removed"))
+        .extracting(JsonNode::asText)
+        .containsExactly("beta/1", "stable");
     assertThat(server.manager().keys()).isEmpty();
     assertThat(http.get("/model/registry").json().get("models")).isEmpty();
     assertThat(models.built()).allSatisfy(m -> assertThat(m.isCleared()).isTrue());

@@ -37,8 +37,7 @@ class MetricsTest {
     models.failLoad("beta/1", new dev.modelkeeper.core.ModelLoadException("broken"));
     try (ModelKeeperServer server =
         TestServer.fake(
-            models,
-            b -> b.maxModels(1).loadFailureBackoff(Duration.ofMillis(1)).pin(List.of()))) {
+            models, b -> b.maxModels(1).loadFailureBackoff(Duration.ofMillis(1)).pin(List.of()))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/alpha/infer", X).status()).isEqualTo(200);
       assertThat(http.post("/v2/models/alpha/infer", X).status()).isEqualTo(200);
@@ -55,8 +54,10 @@ class MetricsTest {
       assertThat(sample(text, "modelkeeper_model_loads_total")).isEqualTo(3);
       assertThat(sample(text, "modelkeeper_model_load_failures_total")).isEqualTo(1);
       assertThat(sample(text, "modelkeeper_model_removals_total")).isEqualTo(1);
-      assertThat(sample(text, "modelkeeper_model_evictions_total{reason=\"count_budget\"}")).isEqualTo(1);
-      assertThat(sample(text, "modelkeeper_model_evictions_total{reason=\"byte_budget\"}")).isZero();
+      assertThat(sample(text, "modelkeeper_model_evictions_total{reason=\"count_budget\"}"))
+          .isEqualTo(1);
+      assertThat(sample(text, "modelkeeper_model_evictions_total{reason=\"byte_budget\"}"))
+          .isZero();
       assertThat(sample(text, "modelkeeper_resident_models")).isEqualTo(1);
       assertThat(sample(text, "modelkeeper_resident_bytes")).isEqualTo(1000);
       assertThat(sample(text, "modelkeeper_active_leases")).isZero();
@@ -64,18 +65,27 @@ class MetricsTest {
       assertThat(sample(text, "modelkeeper_capacity_rejections_total")).isZero();
       assertThat(sample(text, "modelkeeper_model_load_seconds_count")).isEqualTo(3);
       assertThat(sample(text, "modelkeeper_model_load_seconds_bucket{le=\"60.0\"}")).isEqualTo(3);
-      assertThat(sample(text, "modelkeeper_inference_seconds_count{model=\"alpha/1\"}")).isEqualTo(3);
+      assertThat(sample(text, "modelkeeper_inference_seconds_count{model=\"alpha/1\"}"))
+          .isEqualTo(3);
       assertThat(text).contains("modelkeeper_inference_seconds_bucket{model=\"alpha/1\",le=");
-      assertThat(sample(text,
-              "modelkeeper_http_requests_total{method=\"POST\",route=\"/v2/models/{model}/infer\",status=\"200\"}"))
+      assertThat(
+              sample(
+                  text,
+                  "modelkeeper_http_requests_total{method=\"POST\",route=\"/v2/models/{model}/infer\",status=\"200\"}"))
           .isEqualTo(4);
-      assertThat(sample(text,
-              "modelkeeper_http_requests_total{method=\"POST\",route=\"/v2/models/{model}/infer\",status=\"404\"}"))
+      assertThat(
+              sample(
+                  text,
+                  "modelkeeper_http_requests_total{method=\"POST\",route=\"/v2/models/{model}/infer\",status=\"404\"}"))
           .isEqualTo(1);
-      assertThat(sample(text,
-              "modelkeeper_http_requests_total{method=\"POST\",route=\"/v2/models/{model}/infer\",status=\"500\"}"))
+      assertThat(
+              sample(
+                  text,
+                  "modelkeeper_http_requests_total{method=\"POST\",route=\"/v2/models/{model}/infer\",status=\"500\"}"))
           .isEqualTo(1);
-      assertThat(text).contains("modelkeeper_http_request_seconds_count{method=\"POST\",route=\"/model/remove\"}");
+      assertThat(text)
+          .contains(
+              "modelkeeper_http_request_seconds_count{method=\"POST\",route=\"/model/remove\"}");
     }
   }
 
@@ -88,7 +98,8 @@ class MetricsTest {
         TestServer.fake(models, b -> b.maxModels(1).capacityTimeout(Duration.ofMillis(200)))) {
       Http http = Http.to(server.port());
       java.util.concurrent.CompletableFuture<Response> leased =
-          java.util.concurrent.CompletableFuture.supplyAsync(() -> http.post("/v2/models/alpha/infer", X));
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> http.post("/v2/models/alpha/infer", X));
       gate.awaitEntered();
       Response rejected = http.post("/v2/models/beta/infer", X);
       assertThat(rejected.status()).isEqualTo(503);

@@ -59,7 +59,8 @@ class ModelExecutorTest {
 
   private ModelExecutor executor(
       RowModel model, int maxConcurrency, int maxQueueSize, java.util.concurrent.Executor runs) {
-    ExecutionSettings defaults = new ExecutionSettings(1, 0, Set.of(), maxConcurrency, maxQueueSize);
+    ExecutionSettings defaults =
+        new ExecutionSettings(1, 0, Set.of(), maxConcurrency, maxQueueSize);
     return new ModelExecutor(
         "rows/1",
         defaults,
@@ -124,7 +125,8 @@ class ModelExecutorTest {
 
   /** One first run, so the executor has seen the model and batches from now on. */
   private void warm(ModelExecutor e) throws Exception {
-    CompletableFuture<Map<String, Tensor>> f = e.submit(TARGET, RowModel.rows(1, 2, 0), Set.of(), FAR);
+    CompletableFuture<Map<String, Tensor>> f =
+        e.submit(TARGET, RowModel.rows(1, 2, 0), Set.of(), FAR);
     runAll();
     f.get(1, TimeUnit.SECONDS);
     batchRows.clear();
@@ -237,8 +239,11 @@ class ModelExecutorTest {
     CompletableFuture<Map<String, Tensor>> blocker = submit(e, 1, 0); // running, not yet run
     CompletableFuture<Map<String, Tensor>> good = submit(e, 1, 1);
     CompletableFuture<Map<String, Tensor>> bad =
-        e.submit(TARGET, Map.of("x", Tensor.ofFloats("x", new long[] {1, 2}, 1, Float.NaN)),
-            Set.of(), FAR);
+        e.submit(
+            TARGET,
+            Map.of("x", Tensor.ofFloats("x", new long[] {1, 2}, 1, Float.NaN)),
+            Set.of(),
+            FAR);
     CompletableFuture<Map<String, Tensor>> good2 = submit(e, 1, 3);
     runAll();
     assertThat(y(blocker)).containsExactly(1, 2);

@@ -30,8 +30,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Per-model executors over a real manager and budget, on real threads ordered by gates: a stalled
- * model's backlog is refused from its own queue while another model keeps answering, and a model
- * in the middle of a batch cannot be evicted.
+ * model's backlog is refused from its own queue while another model keeps answering, and a model in
+ * the middle of a batch cannot be evicted.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ModelIsolationTest {
@@ -94,7 +94,8 @@ class ModelIsolationTest {
   void infer_whileAnotherModelIsStalledWithAFullQueue_answersAtOnce() throws Exception {
     Gate stall = new Gate();
     // one run at a time; batching off so the backlog stays queued
-    models.put("slow/1", new RowModel("slow", new ModelConfig.Execution(1, 0, List.of(), 1, -1, -1)));
+    models.put(
+        "slow/1", new RowModel("slow", new ModelConfig.Execution(1, 0, List.of(), 1, -1, -1)));
     models.put("fast/1", new RowModel("fast", ModelConfig.Execution.DEFAULTS));
     executors(manager(2));
     infer("slow", 0).get(10, TimeUnit.SECONDS); // the executor now knows slow's settings

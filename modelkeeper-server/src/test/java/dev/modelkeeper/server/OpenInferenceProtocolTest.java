@@ -39,8 +39,12 @@ class OpenInferenceProtocolTest {
   }
 
   private static String irisRequest(String data, String extra) {
-    return "{" + extra + "\"inputs\": [{\"name\": \"input\", \"shape\": [3, 4], \"datatype\": \"FP32\","
-        + " \"data\": " + data + "}]}";
+    return "{"
+        + extra
+        + "\"inputs\": [{\"name\": \"input\", \"shape\": [3, 4], \"datatype\": \"FP32\","
+        + " \"data\": "
+        + data
+        + "}]}";
   }
 
   @Test
@@ -77,7 +81,8 @@ class OpenInferenceProtocolTest {
     assertThat(input.get("name").asText()).isEqualTo("input");
     assertThat(input.get("datatype").asText()).isEqualTo("FP32");
     assertThat(input.get("shape").toString()).isEqualTo("[-1,4]");
-    assertThat(md.get("outputs")).extracting(o -> o.get("name").asText())
+    assertThat(md.get("outputs"))
+        .extracting(o -> o.get("name").asText())
         .containsExactly("probabilities", "label");
     assertThat(md.get("outputs").get(1).get("datatype").asText()).isEqualTo("INT64");
   }
@@ -105,7 +110,8 @@ class OpenInferenceProtocolTest {
 
   @Test
   void infer_withId_echoesIdAndNamesModelAndVersion() {
-    Response r = http.post("/v2/models/iris/infer", irisRequest(IRIS_ROWS_FLAT, "\"id\": \"req-42\", "));
+    Response r =
+        http.post("/v2/models/iris/infer", irisRequest(IRIS_ROWS_FLAT, "\"id\": \"req-42\", "));
     assertThat(r.status()).as(r.toString()).isEqualTo(200);
     JsonNode body = r.json();
     assertThat(body.get("id").asText()).isEqualTo("req-42");
@@ -119,14 +125,16 @@ class OpenInferenceProtocolTest {
 
   @Test
   void infer_withoutId_leavesIdOut() {
-    JsonNode body = http.post("/v2/models/iris/versions/1/infer", irisRequest(IRIS_ROWS_FLAT, "")).json();
+    JsonNode body =
+        http.post("/v2/models/iris/versions/1/infer", irisRequest(IRIS_ROWS_FLAT, "")).json();
     assertThat(body.has("id")).isFalse();
   }
 
   @Test
   void infer_withOutputsFilter_returnsOnlyRequestedOutputs() {
     JsonNode body =
-        http.post("/v2/models/iris/infer",
+        http.post(
+                "/v2/models/iris/infer",
                 irisRequest(IRIS_ROWS_FLAT, "\"outputs\": [{\"name\": \"label\"}], "))
             .json();
     assertThat(body.get("outputs")).hasSize(1);
@@ -135,8 +143,10 @@ class OpenInferenceProtocolTest {
 
   @Test
   void infer_withUnknownRequestedOutput_answers400() {
-    Response r = http.post("/v2/models/iris/infer",
-        irisRequest(IRIS_ROWS_FLAT, "\"outputs\": [{\"name\": \"nope\"}], "));
+    Response r =
+        http.post(
+            "/v2/models/iris/infer",
+            irisRequest(IRIS_ROWS_FLAT, "\"outputs\": [{\"name\": \"nope\"}], "));
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("nope");
   }
@@ -157,44 +167,54 @@ class OpenInferenceProtocolTest {
 
   @Test
   void infer_withShapeDataMismatch_answers400() {
-    Response r = http.post("/v2/models/iris/infer",
-        "{\"inputs\": [{\"name\": \"input\", \"shape\": [2, 4], \"datatype\": \"FP32\","
-            + " \"data\": [1, 2, 3]}]}");
+    Response r =
+        http.post(
+            "/v2/models/iris/infer",
+            "{\"inputs\": [{\"name\": \"input\", \"shape\": [2, 4], \"datatype\": \"FP32\","
+                + " \"data\": [1, 2, 3]}]}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("shape");
   }
 
   @Test
   void infer_withNestedDataNotFollowingShape_answers400() {
-    Response r = http.post("/v2/models/iris/infer",
-        "{\"inputs\": [{\"name\": \"input\", \"shape\": [2, 4], \"datatype\": \"FP32\","
-            + " \"data\": [[1, 2, 3, 4, 5, 6, 7, 8]]}]}");
+    Response r =
+        http.post(
+            "/v2/models/iris/infer",
+            "{\"inputs\": [{\"name\": \"input\", \"shape\": [2, 4], \"datatype\": \"FP32\","
+                + " \"data\": [[1, 2, 3, 4, 5, 6, 7, 8]]}]}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("nested");
   }
 
   @Test
   void infer_withUnknownDatatype_answers400() {
-    Response r = http.post("/v2/models/iris/infer",
-        "{\"inputs\": [{\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP128\","
-            + " \"data\": [1, 2, 3, 4]}]}");
+    Response r =
+        http.post(
+            "/v2/models/iris/infer",
+            "{\"inputs\": [{\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP128\","
+                + " \"data\": [1, 2, 3, 4]}]}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("FP128");
   }
 
   @Test
   void infer_withWrongDatatypeForModel_answers400() {
-    Response r = http.post("/v2/models/iris/infer",
-        "{\"inputs\": [{\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP64\","
-            + " \"data\": [1, 2, 3, 4]}]}");
+    Response r =
+        http.post(
+            "/v2/models/iris/infer",
+            "{\"inputs\": [{\"name\": \"input\", \"shape\": [1, 4], \"datatype\": \"FP64\","
+                + " \"data\": [1, 2, 3, 4]}]}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("FP32");
   }
 
   @Test
   void infer_withMissingInputs_answers400() {
-    Response r = http.post("/v2/models/types/infer",
-        "{\"inputs\": [{\"name\": \"fp32_in\", \"shape\": [1], \"datatype\": \"FP32\", \"data\": [1]}]}");
+    Response r =
+        http.post(
+            "/v2/models/types/infer",
+            "{\"inputs\": [{\"name\": \"fp32_in\", \"shape\": [1], \"datatype\": \"FP32\", \"data\": [1]}]}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("missing");
   }
@@ -208,21 +228,31 @@ class OpenInferenceProtocolTest {
 
   @Test
   void infer_withEveryDatatype_roundTripsBytesAndConvertsNumbers() {
-    String body = "{\"inputs\": ["
-        + in("fp32_in", "FP32", "[1.5, -2]")
-        + "," + in("fp64_in", "FP64", "[0.25]")
-        + "," + in("int32_in", "INT32", "[7, -8]")
-        + "," + in("int64_in", "INT64", "[9007199254740993]")
-        + "," + in("int16_in", "INT16", "[-32768, 32767]")
-        + "," + in("int8_in", "INT8", "[-128, 127]")
-        + "," + in("uint8_in", "UINT8", "[0, 255]")
-        + "," + in("bool_in", "BOOL", "[true, false]")
-        + "," + in("bytes_in", "BYTES", "[\"héllo\", \"\", \"wörld ✓\"]")
-        + "]}";
+    String body =
+        "{\"inputs\": ["
+            + in("fp32_in", "FP32", "[1.5, -2]")
+            + ","
+            + in("fp64_in", "FP64", "[0.25]")
+            + ","
+            + in("int32_in", "INT32", "[7, -8]")
+            + ","
+            + in("int64_in", "INT64", "[9007199254740993]")
+            + ","
+            + in("int16_in", "INT16", "[-32768, 32767]")
+            + ","
+            + in("int8_in", "INT8", "[-128, 127]")
+            + ","
+            + in("uint8_in", "UINT8", "[0, 255]")
+            + ","
+            + in("bool_in", "BOOL", "[true, false]")
+            + ","
+            + in("bytes_in", "BYTES", "[\"héllo\", \"\", \"wörld ✓\"]")
+            + "]}";
     Response r = http.post("/v2/models/types/infer", body);
     assertThat(r.status()).as(r.toString()).isEqualTo(200);
     JsonNode out = r.json();
-    assertThat(output(out, "bytes_out").get("data").toString()).isEqualTo("[\"héllo\",\"\",\"wörld ✓\"]");
+    assertThat(output(out, "bytes_out").get("data").toString())
+        .isEqualTo("[\"héllo\",\"\",\"wörld ✓\"]");
     assertThat(output(out, "bytes_out").get("datatype").asText()).isEqualTo("BYTES");
     assertThat(output(out, "bytes_out").get("shape").toString()).isEqualTo("[3]");
     assertThat(output(out, "fp32_out").get("data").toString()).isEqualTo("[3.0,-4.0]");
@@ -237,8 +267,9 @@ class OpenInferenceProtocolTest {
 
   @Test
   void infer_withOutOfRangeInteger_answers400() {
-    Response r = http.post("/v2/models/types/infer",
-        "{\"inputs\": [" + in("uint8_in", "UINT8", "[256]") + "]}");
+    Response r =
+        http.post(
+            "/v2/models/types/infer", "{\"inputs\": [" + in("uint8_in", "UINT8", "[256]") + "]}");
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("UINT8");
   }
@@ -248,7 +279,8 @@ class OpenInferenceProtocolTest {
     Response r = http.post("/v2/models/nope/infer", irisRequest(IRIS_ROWS_FLAT, ""));
     assertThat(r.status()).isEqualTo(404);
     assertThat(r.error()).contains("nope");
-    assertThat(http.post("/v2/models/iris/versions/9/infer", irisRequest(IRIS_ROWS_FLAT, "")).status())
+    assertThat(
+            http.post("/v2/models/iris/versions/9/infer", irisRequest(IRIS_ROWS_FLAT, "")).status())
         .isEqualTo(404);
     assertThat(http.get("/v2/models/nope").status()).isEqualTo(404);
     assertThat(http.get("/v2/models/nope/ready").status()).isEqualTo(404);
@@ -259,14 +291,23 @@ class OpenInferenceProtocolTest {
     Response r = http.post("/v2/models/bad$name/infer", irisRequest(IRIS_ROWS_FLAT, ""));
     assertThat(r.status()).isEqualTo(400);
     assertThat(r.error()).contains("bad$name");
-    assertThat(http.post("/v2/models/iris/versions/01/infer", irisRequest(IRIS_ROWS_FLAT, "")).status())
+    assertThat(
+            http.post("/v2/models/iris/versions/01/infer", irisRequest(IRIS_ROWS_FLAT, ""))
+                .status())
         .isEqualTo(400);
   }
 
   private static String in(String name, String datatype, String data) {
     int n = data.equals("[]") ? 0 : data.split(",", -1).length;
-    return "{\"name\": \"" + name + "\", \"datatype\": \"" + datatype + "\", \"shape\": [" + n
-        + "], \"data\": " + data + "}";
+    return "{\"name\": \""
+        + name
+        + "\", \"datatype\": \""
+        + datatype
+        + "\", \"shape\": ["
+        + n
+        + "], \"data\": "
+        + data
+        + "}";
   }
 
   private static JsonNode output(JsonNode response, String name) {

@@ -94,7 +94,8 @@ class RepositoryApiTest {
     http.post("/model/add", "{\"model_id\": \"alpha/1\"}");
     http.post("/model/add", "{\"model_id\": \"alpha/2\"}");
     Response r = http.post("/v2/repository/models/alpha/unload", "");
-    assertThat(r.json().get("unloaded")).extracting(JsonNode::asText)
+    assertThat(r.json().get("unloaded"))
+        .extracting(JsonNode::asText)
         .containsExactlyInAnyOrder("alpha/1", "alpha/2");
     assertThat(server.manager().keys()).isEmpty();
   }
@@ -121,7 +122,9 @@ class RepositoryApiTest {
     http.post("/v2/repository/models/gamma/load", "");
     Map<String, JsonNode> rows = index("");
     assertThat(rows.get("alpha/2").get("state").asText()).isEqualTo("UNAVAILABLE");
-    assertThat(rows.get("alpha/2").get("reason").asText()).contains("evicted").contains("count budget");
+    assertThat(rows.get("alpha/2").get("reason").asText())
+        .contains("evicted")
+        .contains("count budget");
     assertThat(rows.get("beta/1").get("state").asText()).isEqualTo("READY");
     assertThat(rows.get("gamma/1").get("state").asText()).isEqualTo("READY");
   }
@@ -155,8 +158,10 @@ class RepositoryApiTest {
     models.gateInfer("beta/1", gate);
     java.util.concurrent.CompletableFuture<Response> infer =
         java.util.concurrent.CompletableFuture.supplyAsync(
-            () -> http.post("/v2/models/beta/infer",
-                "{\"inputs\":[{\"name\":\"x\",\"shape\":[1],\"datatype\":\"FP32\",\"data\":[1]}]}"));
+            () ->
+                http.post(
+                    "/v2/models/beta/infer",
+                    "{\"inputs\":[{\"name\":\"x\",\"shape\":[1],\"datatype\":\"FP32\",\"data\":[1]}]}"));
     gate.awaitEntered();
     java.util.concurrent.CompletableFuture<Response> unload =
         java.util.concurrent.CompletableFuture.supplyAsync(

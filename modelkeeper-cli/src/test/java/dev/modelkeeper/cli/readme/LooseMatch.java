@@ -13,8 +13,8 @@ import java.util.TreeSet;
  * Compares an actual answer with the one the README shows, strictly where the answer is
  * deterministic and loosely where it varies: the same JSON structure and keys, equal strings,
  * integers and booleans, floating-point numbers within 1e-3, any value of the right type for
- * timings, sizes and error texts; metrics lines with the same names, labels and values.
- * Stateless and thread-safe.
+ * timings, sizes and error texts; metrics lines with the same names, labels and values. Stateless
+ * and thread-safe.
  */
 public final class LooseMatch {
 
@@ -45,7 +45,8 @@ public final class LooseMatch {
     return out;
   }
 
-  private static void compare(String path, String key, JsonNode want, JsonNode got, List<String> out) {
+  private static void compare(
+      String path, String key, JsonNode want, JsonNode got, List<String> out) {
     if (got == null) {
       out.add(path + ": missing");
       return;

@@ -43,12 +43,15 @@ public final class Async<T> {
         });
   }
 
-  /** The result; fails the test if the call has not finished within {@link Gate#TIMEOUT_SECONDS}. */
+  /**
+   * The result; fails the test if the call has not finished within {@link Gate#TIMEOUT_SECONDS}.
+   */
   public T join() throws Exception {
     try {
       return result.get(Gate.TIMEOUT_SECONDS, TimeUnit.SECONDS);
     } catch (TimeoutException e) {
-      throw new AssertionError(thread.getName() + " did not finish within " + Gate.TIMEOUT_SECONDS + "s");
+      throw new AssertionError(
+          thread.getName() + " did not finish within " + Gate.TIMEOUT_SECONDS + "s");
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof Exception) {
@@ -63,7 +66,9 @@ public final class Async<T> {
     try {
       join();
     } catch (Exception | AssertionError e) {
-      if (e instanceof AssertionError && e.getMessage() != null && e.getMessage().contains("did not finish")) {
+      if (e instanceof AssertionError
+          && e.getMessage() != null
+          && e.getMessage().contains("did not finish")) {
         throw (AssertionError) e;
       }
       return e;

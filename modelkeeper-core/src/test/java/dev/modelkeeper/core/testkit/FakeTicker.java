@@ -4,7 +4,10 @@ import dev.modelkeeper.core.Ticker;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** A ticker that moves only when told to, or by one nanosecond per read when auto-advancing. Thread-safe. */
+/**
+ * A ticker that moves only when told to, or by one nanosecond per read when auto-advancing.
+ * Thread-safe.
+ */
 public final class FakeTicker implements Ticker {
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
   private final boolean autoAdvance;
@@ -18,7 +21,9 @@ public final class FakeTicker implements Ticker {
     return new FakeTicker(false);
   }
 
-  /** A clock whose every read is one nanosecond later than the last: recency becomes a total order. */
+  /**
+   * A clock whose every read is one nanosecond later than the last: recency becomes a total order.
+   */
   public static FakeTicker autoAdvancing() {
     return new FakeTicker(true);
   }

@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Checks the architecture's invariants on a quiescent manager: call it only after every thread
- * that used the manager has been joined. Returns the violations found (empty when all hold).
+ * Checks the architecture's invariants on a quiescent manager: call it only after every thread that
+ * used the manager has been joined. Returns the violations found (empty when all hold).
  */
 public final class Invariants {
   private Invariants() {}
@@ -64,8 +64,8 @@ public final class Invariants {
   }
 
   /**
-   * Everything {@link #check} verifies, plus what must hold once every caller has left: no lease
-   * is open, no identifier is stuck in a transition, the budget was never exceeded (resident plus
+   * Everything {@link #check} verifies, plus what must hold once every caller has left: no lease is
+   * open, no identifier is stuck in a transition, the budget was never exceeded (resident plus
    * loading models, counted by the registry's monitor at every construction and clear) and its byte
    * count matches the registered models. The byte high-water mark is compared only when {@code
    * exactSizes} says that the models' actual sizes equal their predictions (a larger actual size
@@ -107,19 +107,35 @@ public final class Invariants {
     }
     LifecycleMonitor monitor = registry.monitor();
     if (monitor.live() != countRegistered(top, registry)) {
-      v.add(monitor.live() + " models alive (not cleared) but " + countRegistered(top, registry) + " registered");
+      v.add(
+          monitor.live()
+              + " models alive (not cleared) but "
+              + countRegistered(top, registry)
+              + " registered");
     }
     if (cache != null) {
       int maxSize = cache.options().maxSize();
       if (monitor.peakLive() > maxSize) {
-        v.add("count budget exceeded in flight: " + monitor.peakLive() + " models alive at once > " + maxSize);
+        v.add(
+            "count budget exceeded in flight: "
+                + monitor.peakLive()
+                + " models alive at once > "
+                + maxSize);
       }
       long maxBytes = cache.options().maxBytes();
       if (exactSizes && maxBytes > 0 && monitor.peakLiveBytes() > maxBytes) {
-        v.add("byte budget exceeded in flight: " + monitor.peakLiveBytes() + " bytes alive at once > " + maxBytes);
+        v.add(
+            "byte budget exceeded in flight: "
+                + monitor.peakLiveBytes()
+                + " bytes alive at once > "
+                + maxBytes);
       }
       if (exactSizes && cache.usedBytes() != registeredBytes) {
-        v.add("budget counts " + cache.usedBytes() + " bytes for registered models of " + registeredBytes);
+        v.add(
+            "budget counts "
+                + cache.usedBytes()
+                + " bytes for registered models of "
+                + registeredBytes);
       }
     }
     return v;

@@ -21,11 +21,14 @@ public final class LifecycleMonitor {
   private final AtomicInteger peakLive = new AtomicInteger();
   private final AtomicLong peakLiveBytes = new AtomicLong();
 
-  /** Marks the start of a lifecycle operation of {@code id}; records an overlap if one is running. */
+  /**
+   * Marks the start of a lifecycle operation of {@code id}; records an overlap if one is running.
+   */
   public void enter(String id, String what) {
     int n = active.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
     if (n > 1) {
-      violations.add(what + " of '" + id + "' overlapped " + (n - 1) + " other lifecycle operation(s)");
+      violations.add(
+          what + " of '" + id + "' overlapped " + (n - 1) + " other lifecycle operation(s)");
     }
   }
 

@@ -10,8 +10,8 @@ import java.util.logging.Logger;
 
 /**
  * Records what the library logs under one logger name (its {@code System.Logger}s go to
- * java.util.logging by default), whatever the logging configuration of the run. Close it to
- * restore the logger. Thread-safe.
+ * java.util.logging by default), whatever the logging configuration of the run. Close it to restore
+ * the logger. Thread-safe.
  */
 public final class LogCapture implements AutoCloseable {
 
@@ -26,7 +26,8 @@ public final class LogCapture implements AutoCloseable {
       new Handler() {
         @Override
         public void publish(LogRecord r) {
-          entries.add(new Entry(r.getLevel(), r.getMessage(), r.getThrown(), Thread.currentThread()));
+          entries.add(
+              new Entry(r.getLevel(), r.getMessage(), r.getThrown(), Thread.currentThread()));
         }
 
         @Override

@@ -6,8 +6,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A fake model that counts its clears, can fail or pause inside {@code clearCache()}, and records
- * a violation when it is cleared while test code is using it. Thread-safe.
+ * A fake model that counts its clears, can fail or pause inside {@code clearCache()}, and records a
+ * violation when it is cleared while test code is using it. Thread-safe.
  */
 public final class TestModel implements Model {
   public final String id;
@@ -70,7 +70,10 @@ public final class TestModel implements Model {
     return size;
   }
 
-  /** Marks the start of "inference" on this model; clearing it before {@link #endUse} is a violation. */
+  /**
+   * Marks the start of "inference" on this model; clearing it before {@link #endUse} is a
+   * violation.
+   */
   public void beginUse() {
     if (clears.get() > 0) {
       violations.add("'" + id + "' used after it was cleared");

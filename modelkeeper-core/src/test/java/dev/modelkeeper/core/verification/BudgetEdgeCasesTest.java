@@ -115,7 +115,10 @@ class BudgetEdgeCasesTest {
     WithFixedSizeCache cache =
         new WithFixedSizeCache(
             base,
-            CacheOptions.builder(1).maxBytes(100).capacityTimeout(java.time.Duration.ofSeconds(60)).build());
+            CacheOptions.builder(1)
+                .maxBytes(100)
+                .capacityTimeout(java.time.Duration.ofSeconds(60))
+                .build());
     dev.modelkeeper.core.testkit.Gate constructing = new dev.modelkeeper.core.testkit.Gate();
     registry.pauseNextLoad("a", constructing).failNextLoads("a", 1);
     var loadA = dev.modelkeeper.core.testkit.Async.run("load a", () -> cache.addModel("a", "key"));

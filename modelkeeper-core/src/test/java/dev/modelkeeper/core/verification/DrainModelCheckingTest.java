@@ -34,7 +34,10 @@ public class DrainModelCheckingTest {
   private final BaseModelManager manager =
       new BaseModelManager(
           registry,
-          ManagerOptions.builder().ticker(FakeTicker.autoAdvancing()).executor(Runnable::run).build());
+          ManagerOptions.builder()
+              .ticker(FakeTicker.autoAdvancing())
+              .executor(Runnable::run)
+              .build());
 
   @Operation
   public String add() {
@@ -80,7 +83,9 @@ public class DrainModelCheckingTest {
         new ExecutionScenario(
             List.of(actor("add")),
             List.of(
-                List.of(actor("leaseAndClose")), List.of(actor("remove")), List.of(actor("leaseAndClose"))),
+                List.of(actor("leaseAndClose")),
+                List.of(actor("remove")),
+                List.of(actor("leaseAndClose"))),
             List.of(),
             null);
     LincheckRuns.report(

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Timeout;
  * (counting loading models), no lease stays open and no lifecycle entry outlives its use.
  *
  * <p>The capacity wait is off (a load that finds no idle victim is refused at once): under the
- * model checker {@code System.nanoTime()} stands still, so a timed condition wait can only end by
- * a signal, and the checker reports such waits as livelocks. Waiting for room is exercised by the
+ * model checker {@code System.nanoTime()} stands still, so a timed condition wait can only end by a
+ * signal, and the checker reports such waits as livelocks. Waiting for room is exercised by the
  * stress harness and the example tests instead.
  */
 @Tag("lincheck")
@@ -42,7 +42,10 @@ public class EvictionModelCheckingTest {
   private final BaseModelManager base =
       new BaseModelManager(
           registry,
-          ManagerOptions.builder().ticker(FakeTicker.autoAdvancing()).executor(Runnable::run).build());
+          ManagerOptions.builder()
+              .ticker(FakeTicker.autoAdvancing())
+              .executor(Runnable::run)
+              .build());
   private final WithFixedSizeCache cache =
       new WithFixedSizeCache(base, CacheOptions.builder(1).capacityTimeout(Duration.ZERO).build());
 

@@ -18,10 +18,11 @@ import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
- * Regression (fixed in the budget's make-room loop): a load that needs room and finds only a victim whose {@code clearCache()} throws
- * used to retry that same eviction in a hot loop until its capacity deadline, because the failed
- * unload returns the victim to READY and announces it idle, which woke the evicting caller itself.
- * It must try the failing victim once, then refuse (nothing else can be evicted).
+ * Regression (fixed in the budget's make-room loop): a load that needs room and finds only a victim
+ * whose {@code clearCache()} throws used to retry that same eviction in a hot loop until its
+ * capacity deadline, because the failed unload returns the victim to READY and announces it idle,
+ * which woke the evicting caller itself. It must try the failing victim once, then refuse (nothing
+ * else can be evicted).
  */
 class EvictionRetryStormTest {
 
@@ -39,8 +40,7 @@ class EvictionRetryStormTest {
 
   private static void loadWithFailingVictim() {
     AtomicInteger clearAttempts = new AtomicInteger();
-    TestRegistry registry =
-        TestRegistry.of("a", "b").duringClear(clearAttempts::incrementAndGet);
+    TestRegistry registry = TestRegistry.of("a", "b").duringClear(clearAttempts::incrementAndGet);
     BaseModelManager base =
         new BaseModelManager(
             registry, ManagerOptions.builder().ticker(FakeTicker.autoAdvancing()).build());
@@ -56,7 +56,9 @@ class EvictionRetryStormTest {
     Duration took = Duration.ofNanos(System.nanoTime() - start);
 
     assertThat(clearAttempts.get()).as("clearCache() attempts on the failing victim").isEqualTo(1);
-    assertThat(took).as("refused without waiting for the capacity deadline").isLessThan(Duration.ofSeconds(2));
+    assertThat(took)
+        .as("refused without waiting for the capacity deadline")
+        .isLessThan(Duration.ofSeconds(2));
     assertThat(cache.keys()).containsExactly("a");
     assertThat(registry.constructions("b")).isZero();
     assertThat(Invariants.checkQuiescent(cache, base, cache, registry, true)).isEmpty();

@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.core.BaseModelManager;
 import dev.modelkeeper.core.CacheOptions;
-import dev.modelkeeper.core.Residents;
-import dev.modelkeeper.core.testkit.Evictions;
-import java.util.concurrent.ScheduledExecutorService;
 import dev.modelkeeper.core.LeaseDrainTimeoutException;
 import dev.modelkeeper.core.ManagerOptions;
 import dev.modelkeeper.core.ModelKeeperException;
@@ -14,7 +11,9 @@ import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.ModelManagerDecorator;
 import dev.modelkeeper.core.RemovalCause;
+import dev.modelkeeper.core.Residents;
 import dev.modelkeeper.core.WithFixedSizeCache;
+import dev.modelkeeper.core.testkit.Evictions;
 import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.TestModel;
 import dev.modelkeeper.core.testkit.TestRegistry;
@@ -27,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -40,9 +40,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Fault-injection stress: many threads run random operations against a manager stack while
  * constructors and {@code clearCache()} fail, stall past the lifecycle timeouts or take random
- * time, and a chaos thread interrupts the workers. After each round every thread is joined and
- * the full invariant checker runs; then faults stop, {@code clear()} must empty everything and
- * the checker runs again.
+ * time, and a chaos thread interrupts the workers. After each round every thread is joined and the
+ * full invariant checker runs; then faults stop, {@code clear()} must empty everything and the
+ * checker runs again.
  *
  * <p>Runs for {@code -Dmodelkeeper.stress.seconds} (default 24) in rounds of three seconds that
  * cycle through the stack variants. Randomness is seeded ({@code -Dmodelkeeper.stress.seed}); the
@@ -60,8 +60,14 @@ class FaultInjectionStressTest {
 
   /** (requested model ID, alias) pairs; aliases resolve to identifiers of their own. */
   static final String[][] KEYS = {
-    {"m0", null}, {"m1", null}, {"m2", null}, {"m3", null}, {"m4", null}, {"m5", null},
-    {"m0", "m0@canary"}, {"m3", "m3@canary"}
+    {"m0", null},
+    {"m1", null},
+    {"m2", null},
+    {"m3", null},
+    {"m4", null},
+    {"m5", null},
+    {"m0", "m0@canary"},
+    {"m3", "m3@canary"}
   };
 
   /** The stacks a round runs against, in turn. */
@@ -73,8 +79,8 @@ class FaultInjectionStressTest {
     /** base alone, with leak detection on: contention without eviction. */
     NO_BUDGET,
     /**
-     * base alone with a drain timeout of {@link #LIVENESS_DRAIN}: leases are held for at most a
-     * few milliseconds, so a removal that waits that long waits for nobody (a lost idle report).
+     * base alone with a drain timeout of {@link #LIVENESS_DRAIN}: leases are held for at most a few
+     * milliseconds, so a removal that waits that long waits for nobody (a lost idle report).
      */
     LIVENESS
   }
@@ -398,7 +404,10 @@ class FaultInjectionStressTest {
         } catch (ModelKeeperException expected) {
           if (variant == Variant.LIVENESS && expected instanceof LeaseDrainTimeoutException) {
             violations.add(
-                name + " waited " + LIVENESS_DRAIN + " for leases held a few ms: an idle report was lost");
+                name
+                    + " waited "
+                    + LIVENESS_DRAIN
+                    + " for leases held a few ms: an idle report was lost");
           }
           totals.expectedFailures.increment();
           totals
@@ -446,7 +455,8 @@ class FaultInjectionStressTest {
 
     private void checkLease(ModelLease lease) {
       if (!top.contains(lease.modelId()) || top.get(lease.modelId()) != lease.model()) {
-        violations.add("a lease of '" + lease.modelId() + "' saw its model unregistered or replaced");
+        violations.add(
+            "a lease of '" + lease.modelId() + "' saw its model unregistered or replaced");
       }
     }
 

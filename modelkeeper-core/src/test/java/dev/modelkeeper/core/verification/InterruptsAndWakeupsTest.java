@@ -47,6 +47,7 @@ class InterruptsAndWakeupsTest {
               .lifecycleTimeout(LONG)
               .drainTimeout(LONG)
               .build());
+
   /** How a call ended: its failure, and whether its thread's interrupt flag was set afterwards. */
   private record Ending(Throwable failure, boolean interruptFlag) {}
 
@@ -72,7 +73,8 @@ class InterruptsAndWakeupsTest {
   }
 
   private WithFixedSizeCache cache(int maxSize) {
-    return new WithFixedSizeCache(base, CacheOptions.builder(maxSize).capacityTimeout(LONG).build());
+    return new WithFixedSizeCache(
+        base, CacheOptions.builder(maxSize).capacityTimeout(LONG).build());
   }
 
   // ---------------------------------------------------------------- interrupts
@@ -97,12 +99,15 @@ class InterruptsAndWakeupsTest {
   }
 
   @Test
-  void interruptedWhileRemoveDrainsLeases_failsKeepsTheFlagAndTheModelStaysLeasable() throws Exception {
+  void interruptedWhileRemoveDrainsLeases_failsKeepsTheFlagAndTheModelStaysLeasable()
+      throws Exception {
     ModelLease held = base.acquire("a", "key");
-    Ending outcome = interrupted(() -> {
-      base.remove("a");
-      return null;
-    });
+    Ending outcome =
+        interrupted(
+            () -> {
+              base.remove("a");
+              return null;
+            });
     assertThat(outcome.failure())
         .isInstanceOf(LifecycleInterruptedException.class)
         .hasMessage("interrupted while remove of 'a' waited for leases to close");
@@ -197,7 +202,8 @@ class InterruptsAndWakeupsTest {
     assertThat(m.contains("a")).as("the load was not disturbed").isTrue();
   }
 
-  // ---------------------------------------------------------------- wake-ups of a load waiting for room
+  // ---------------------------------------------------------------- wake-ups of a load waiting for
+  // room
 
   @Test
   void loadWaitingForALeasedVictim_proceedsWhenTheLeaseCloses() throws Exception {
@@ -250,7 +256,8 @@ class InterruptsAndWakeupsTest {
     assertThat(Invariants.checkQuiescent(cache, base, cache, registry, true)).isEmpty();
   }
 
-  // ---------------------------------------------------------------- the budget's refusals and causes
+  // ---------------------------------------------------------------- the budget's refusals and
+  // causes
 
   @Test
   void byteBudgetFullWhileOneSlotIsStillFree_evictsForBytes() {
@@ -272,7 +279,8 @@ class InterruptsAndWakeupsTest {
     cache.pin("a");
     assertThatThrownBy(() -> cache.addModel("b", "key"))
         .isInstanceOf(CapacityExceededException.class)
-        .hasMessage("cannot load 'b': nothing can be evicted (models 1/1 of which 0 loading, pinned [a])");
+        .hasMessage(
+            "cannot load 'b': nothing can be evicted (models 1/1 of which 0 loading, pinned [a])");
 
     registry.size("a", 40).size("c", 70);
     WithFixedSizeCache bytes =

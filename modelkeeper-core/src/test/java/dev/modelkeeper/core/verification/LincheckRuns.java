@@ -44,7 +44,8 @@ final class LincheckRuns {
                 .ignore())
         .addGuarantee(
             ManagedStrategyGuaranteeKt.forClasses(
-                    "java.util.concurrent.atomic.LongAdder", "java.util.concurrent.atomic.Striped64")
+                    "java.util.concurrent.atomic.LongAdder",
+                    "java.util.concurrent.atomic.Striped64")
                 .allMethods()
                 .treatAsAtomic())
         .addGuarantee(
@@ -61,8 +62,9 @@ final class LincheckRuns {
   /**
    * Collections that the code under test only touches under a lock or on one thread (the budget's
    * slot table, the manager's LRU order, snapshots, sorting, streams over them), and the lossy read
-   * buffer, whose internal races can only drop a recency event, never change a result. Scanning a hash table's empty buckets looks
-   * like a spin loop to the checker, which then reports a livelock that cannot happen.
+   * buffer, whose internal races can only drop a recency event, never change a result. Scanning a
+   * hash table's empty buckets looks like a spin loop to the checker, which then reports a livelock
+   * that cannot happen.
    */
   private static boolean threadConfined(String c) {
     return c.startsWith("java.util.HashMap")
@@ -77,7 +79,9 @@ final class LincheckRuns {
         || c.startsWith("java.util.ComparableTimSort");
   }
 
-  /** Throws with the violations, if any, so that Lincheck prints the interleaving that led there. */
+  /**
+   * Throws with the violations, if any, so that Lincheck prints the interleaving that led there.
+   */
   static void require(List<String> violations) {
     if (!violations.isEmpty()) {
       throw new IllegalStateException("invariants violated: " + violations);
@@ -110,9 +114,9 @@ final class LincheckRuns {
   }
 
   /**
-   * Counts invocations that passed validation. Lincheck's model checker restores static state
-   * after each invocation; the counter escapes that because its methods are left out of the
-   * analysis (see {@link #modelChecking}).
+   * Counts invocations that passed validation. Lincheck's model checker restores static state after
+   * each invocation; the counter escapes that because its methods are left out of the analysis (see
+   * {@link #modelChecking}).
    */
   static final class Invocations {
     private static final AtomicLong COMPLETED = new AtomicLong();

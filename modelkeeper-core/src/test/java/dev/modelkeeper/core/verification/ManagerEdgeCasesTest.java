@@ -30,6 +30,7 @@ class ManagerEdgeCasesTest {
 
   private final FakeTicker ticker = FakeTicker.manual();
   private final TestRegistry registry = TestRegistry.of("a", "b");
+
   private BaseModelManager manager(ManagerOptions.Builder options) {
     return new BaseModelManager(registry, options.ticker(ticker).build());
   }
@@ -77,7 +78,8 @@ class ManagerEdgeCasesTest {
   @Test
   void load_afterSuccessFollowingAFailure_startsBackoffFromTheInitialWindow() {
     BaseModelManager m =
-        manager(ManagerOptions.builder().failureBackoff(Duration.ofSeconds(1), Duration.ofSeconds(8)));
+        manager(
+            ManagerOptions.builder().failureBackoff(Duration.ofSeconds(1), Duration.ofSeconds(8)));
     registry.failNextLoads("a", 1);
     assertThatThrownBy(() -> m.addModel("a", "key")).isInstanceOf(ModelLoadException.class);
     ticker.advance(Duration.ofSeconds(1));
@@ -94,7 +96,8 @@ class ManagerEdgeCasesTest {
   @Test
   void load_repeatedFailures_doubleTheBackoffWindowUpToTheMaximum() {
     BaseModelManager m =
-        manager(ManagerOptions.builder().failureBackoff(Duration.ofSeconds(1), Duration.ofSeconds(3)));
+        manager(
+            ManagerOptions.builder().failureBackoff(Duration.ofSeconds(1), Duration.ofSeconds(3)));
     registry.failNextLoads("a", 3);
     Duration[] expected = {Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3)};
     for (Duration window : expected) {
@@ -178,7 +181,8 @@ class ManagerEdgeCasesTest {
   @Test
   void load_refusedForCapacity_opensNoBackoffWindow() {
     BaseModelManager m = manager(ManagerOptions.builder());
-    dev.modelkeeper.core.WithFixedSizeCache cache = new dev.modelkeeper.core.WithFixedSizeCache(m, 1);
+    dev.modelkeeper.core.WithFixedSizeCache cache =
+        new dev.modelkeeper.core.WithFixedSizeCache(m, 1);
     cache.addModel("a", "key");
     cache.pin("a");
     assertThatThrownBy(() -> cache.addModel("b", "key"))
@@ -190,7 +194,8 @@ class ManagerEdgeCasesTest {
 
   @Test
   void load_withBackoffOff_retriesAtOnce() {
-    BaseModelManager m = manager(ManagerOptions.builder().failureBackoff(Duration.ZERO, Duration.ZERO));
+    BaseModelManager m =
+        manager(ManagerOptions.builder().failureBackoff(Duration.ZERO, Duration.ZERO));
     registry.failNextLoads("a", 1);
     assertThatThrownBy(() -> m.addModel("a", "key")).isInstanceOf(ModelLoadException.class);
     m.addModel("a", "key");
@@ -216,8 +221,10 @@ class ManagerEdgeCasesTest {
   void acquireAsync_throughADecorator_coldAndWarm_leaseTheSameModel() throws Exception {
     BaseModelManager m = manager(ManagerOptions.builder().executor(Runnable::run));
     dev.modelkeeper.core.ModelManager top = new dev.modelkeeper.core.ModelManagerDecorator(m) {};
-    try (ModelLease cold = top.acquireAsync("a", "key").get(10, java.util.concurrent.TimeUnit.SECONDS)) {
-      try (ModelLease warm = top.acquireAsync("a", "key", null).get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+    try (ModelLease cold =
+        top.acquireAsync("a", "key").get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+      try (ModelLease warm =
+          top.acquireAsync("a", "key", null).get(10, java.util.concurrent.TimeUnit.SECONDS)) {
         assertThat(warm.model()).isSameAs(cold.model());
       }
     }

@@ -17,16 +17,15 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Schedules the model checker cannot express: a decorator must not answer from an unlocked view
- * while the same ID is being removed (invariant 5), and no lock shared by different IDs may be
- * held while one ID constructs or clears (invariant 4). Each schedule is pinned with gates.
+ * while the same ID is being removed (invariant 5), and no lock shared by different IDs may be held
+ * while one ID constructs or clears (invariant 4). Each schedule is pinned with gates.
  */
 class OrderingAndIsolationTest {
 
   private final TestRegistry registry = TestRegistry.of("a", "b", "x");
   private final BaseModelManager base =
       new BaseModelManager(
-          registry,
-          ManagerOptions.builder().ticker(FakeTicker.autoAdvancing()).build());
+          registry, ManagerOptions.builder().ticker(FakeTicker.autoAdvancing()).build());
   private final WithFixedSizeCache cache = new WithFixedSizeCache(base, 4);
   private final ModelManager top = new ModelManagerDecorator(cache) {};
 

@@ -6,29 +6,36 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * A small convolutional image classifier with seeded random weights, heavy enough that a single
- * run costs milliseconds (so serving overhead no longer hides the model) and shaped like the image
+ * A small convolutional image classifier with seeded random weights, heavy enough that a single run
+ * costs milliseconds (so serving overhead no longer hides the model) and shaped like the image
  * models servers batch: {@code image} FP32 {@code [-1, 3, 64, 64]} through three blocks of 3×3
- * convolution, ReLU and 2×2 max pooling (8, 16 and 32 channels), a dense layer of {@value
- * #HIDDEN} units with ReLU and a dense layer of {@value #CLASSES} classes, to {@code
- * probabilities} FP32 {@code [-1, 10]} (softmax) and {@code label} INT64 {@code [-1]} (arg max).
+ * convolution, ReLU and 2×2 max pooling (8, 16 and 32 channels), a dense layer of {@value #HIDDEN}
+ * units with ReLU and a dense layer of {@value #CLASSES} classes, to {@code probabilities} FP32
+ * {@code [-1, 10]} (softmax) and {@code label} INT64 {@code [-1]} (arg max).
  *
- * <p>As in most image classifiers, the dense head holds almost all the weights (about 16 MiB), so
- * a single-row run is bound by reading them, and one batched run reads them once for all its rows. Stateless and thread-safe.
+ * <p>As in most image classifiers, the dense head holds almost all the weights (about 16 MiB), so a
+ * single-row run is bound by reading them, and one batched run reads them once for all its rows.
+ * Stateless and thread-safe.
  */
 public final class ConvNet {
 
   /** The input tensor name. */
   public static final String INPUT = "image";
+
   /** The softmax output. */
   public static final String PROBABILITIES = "probabilities";
+
   /** The arg-max output. */
   public static final String LABEL = "label";
+
   /** Input channels, height and width. */
   public static final int CHANNELS = 3;
+
   public static final int SIZE = 64;
+
   /** Units of the hidden dense layer. */
   public static final int HIDDEN = 2048;
+
   /** Output classes. */
   public static final int CLASSES = 10;
 
@@ -36,7 +43,10 @@ public final class ConvNet {
 
   private ConvNet() {}
 
-  /** The ONNX graph, with weights drawn (He-style, ±√(6/fan-in)) by a generator seeded with {@code seed}. */
+  /**
+   * The ONNX graph, with weights drawn (He-style, ±√(6/fan-in)) by a generator seeded with {@code
+   * seed}.
+   */
   public static OnnxGraphBuilder graph(String graphName, long seed) {
     SplittableRandom random = new SplittableRandom(seed);
     OnnxGraphBuilder g =
@@ -48,14 +58,22 @@ public final class ConvNet {
     int size = SIZE;
     for (int b = 0; b < FILTERS.length; b++) {
       int out = FILTERS[b];
-      g.initializer("conv" + b + "_w", new long[] {out, channels, 3, 3},
+      g.initializer(
+          "conv" + b + "_w",
+          new long[] {out, channels, 3, 3},
           uniform(random, out * channels * 9, channels * 9));
       g.initializer("conv" + b + "_b", new long[] {out}, uniform(random, out, 100));
-      g.node("Conv", List.of(x, "conv" + b + "_w", "conv" + b + "_b"), List.of("conv" + b),
+      g.node(
+          "Conv",
+          List.of(x, "conv" + b + "_w", "conv" + b + "_b"),
+          List.of("conv" + b),
           OnnxGraphBuilder.intsAttr("kernel_shape", 3, 3),
           OnnxGraphBuilder.intsAttr("pads", 1, 1, 1, 1));
       g.node("Relu", List.of("conv" + b), List.of("relu" + b));
-      g.node("MaxPool", List.of("relu" + b), List.of("pool" + b),
+      g.node(
+          "MaxPool",
+          List.of("relu" + b),
+          List.of("pool" + b),
           OnnxGraphBuilder.intsAttr("kernel_shape", 2, 2),
           OnnxGraphBuilder.intsAttr("strides", 2, 2));
       x = "pool" + b;
@@ -68,8 +86,12 @@ public final class ConvNet {
     g.node("Relu", List.of("fc0"), List.of("hidden"));
     dense(g, random, "fc1", "hidden", HIDDEN, CLASSES);
     g.node("Softmax", List.of("fc1"), List.of(PROBABILITIES), OnnxGraphBuilder.intAttr("axis", 1));
-    g.node("ArgMax", List.of("fc1"), List.of(LABEL),
-        OnnxGraphBuilder.intAttr("axis", 1), OnnxGraphBuilder.intAttr("keepdims", 0));
+    g.node(
+        "ArgMax",
+        List.of("fc1"),
+        List.of(LABEL),
+        OnnxGraphBuilder.intAttr("axis", 1),
+        OnnxGraphBuilder.intAttr("keepdims", 0));
     return g.output(PROBABILITIES, Datatype.FP32, -1, CLASSES).output(LABEL, Datatype.INT64, -1);
   }
 
@@ -78,7 +100,10 @@ public final class ConvNet {
       OnnxGraphBuilder g, SplittableRandom random, String name, String in, int fanIn, int units) {
     g.initializer(name + "_w", new long[] {units, fanIn}, uniform(random, units * fanIn, fanIn));
     g.initializer(name + "_b", new long[] {units}, uniform(random, units, 100));
-    g.node("Gemm", List.of(in, name + "_w", name + "_b"), List.of(name),
+    g.node(
+        "Gemm",
+        List.of(in, name + "_w", name + "_b"),
+        List.of(name),
         OnnxGraphBuilder.intAttr("transB", 1));
   }
 

@@ -29,19 +29,24 @@ public final class DatatypeDemo {
 
   /** The graph of the {@code types} model. */
   public static OnnxGraphBuilder graph() {
-    OnnxGraphBuilder g = new OnnxGraphBuilder("types")
-        .docString("one input per datatype: numbers doubled, bools negated, others echoed");
+    OnnxGraphBuilder g =
+        new OnnxGraphBuilder("types")
+            .docString("one input per datatype: numbers doubled, bools negated, others echoed");
     doubled(g, "fp32", Datatype.FP32);
     doubled(g, "fp64", Datatype.FP64);
     doubled(g, "int32", Datatype.INT32);
     doubled(g, "int64", Datatype.INT64);
-    g.node("Cast", List.of("int64_in"), List.of("int64_as_fp32"),
+    g.node(
+        "Cast",
+        List.of("int64_in"),
+        List.of("int64_as_fp32"),
         OnnxGraphBuilder.intAttr("to", OnnxGraphBuilder.onnxType(Datatype.FP32)));
     g.output("int64_as_fp32", Datatype.FP32, -1);
     echoed(g, "int16", Datatype.INT16);
     echoed(g, "int8", Datatype.INT8);
     echoed(g, "uint8", Datatype.UINT8);
-    g.input("bool_in", Datatype.BOOL, -1).node("Not", List.of("bool_in"), List.of("bool_out"))
+    g.input("bool_in", Datatype.BOOL, -1)
+        .node("Not", List.of("bool_in"), List.of("bool_out"))
         .output("bool_out", Datatype.BOOL, -1);
     echoed(g, "bytes", Datatype.BYTES);
     return g;

@@ -34,23 +34,27 @@ import java.util.function.Supplier;
  * </table>
  *
  * <p>The MLPs are {@link Mlp#random} with the seeds and widths of {@link #MLP_SMALL_V1}, {@link
- * #MLP_SMALL_V2} and {@link #MLP_MEDIUM}. The folder also gets a {@code manifest.sha256}, so it
- * can be served as a remote repository as it is.
+ * #MLP_SMALL_V2} and {@link #MLP_MEDIUM}. The folder also gets a {@code manifest.sha256}, so it can
+ * be served as a remote repository as it is.
  */
 public final class DemoRepository {
 
   /** Seed and widths of {@code mlp-small/1}. */
   public static final MlpSpec MLP_SMALL_V1 = new MlpSpec(11, 8, 16, 4);
+
   /** Seed and widths of {@code mlp-small/2}. */
   public static final MlpSpec MLP_SMALL_V2 = new MlpSpec(12, 8, 32, 4);
+
   /** Seed and widths of {@code mlp-medium/1}. */
   public static final MlpSpec MLP_MEDIUM = new MlpSpec(13, 64, 256, 256, 16);
 
   /** The model names in the demo repository. */
   public static final List<String> MODEL_NAMES =
       List.of("convnet", "iris", "mlp-medium", "mlp-small", "types");
+
   /** Seed of {@code convnet/1}'s weights. */
   public static final long CONVNET_SEED = 14;
+
   /** The execution settings in {@code convnet/1}'s config: batches of up to 32 rows. */
   public static final ModelConfig.Execution CONVNET_EXECUTION =
       new ModelConfig.Execution(32, 200, List.of(), -1, -1, -1);
@@ -74,8 +78,8 @@ public final class DemoRepository {
 
   /**
    * Makes {@code dir} hold the demo repository and returns it; models already there are kept.
-   * Creates {@code dir} when absent. Each model file appears atomically, and the call returns
-   * only when all of them are present.
+   * Creates {@code dir} when absent. Each model file appears atomically, and the call returns only
+   * when all of them are present.
    *
    * @throws UncheckedIOException when the folder cannot be written
    */
@@ -84,31 +88,65 @@ public final class DemoRepository {
       Files.createDirectories(dir);
       Path marker = dir.resolve(MARKER);
       synchronized (DemoRepository.class) { // one JVM may not take one file lock twice
-        try (FileChannel ch = FileChannel.open(dir.resolve(".demo.lock"),
-                StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        try (FileChannel ch =
+                FileChannel.open(
+                    dir.resolve(".demo.lock"),
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE);
             FileLock lock = ch.lock()) {
           if (Files.exists(marker)
               && MARKER_CONTENT.equals(Files.readString(marker, StandardCharsets.UTF_8))) {
             return dir;
           }
           SoftmaxRegression iris = IrisClassifier.train();
-          write(dir, "iris", "1", () -> IrisClassifier.graph(iris), new ModelConfig(
-              "Iris species classifier (softmax regression on Fisher's Iris data); input: sepal"
-                  + " length, sepal width, petal length, petal width in cm",
-              IrisDataset.SPECIES, -1));
-          write(dir, "mlp-small", "1", () -> MLP_SMALL_V1.build().toOnnx("mlp-small"),
+          write(
+              dir,
+              "iris",
+              "1",
+              () -> IrisClassifier.graph(iris),
+              new ModelConfig(
+                  "Iris species classifier (softmax regression on Fisher's Iris data); input: sepal"
+                      + " length, sepal width, petal length, petal width in cm",
+                  IrisDataset.SPECIES,
+                  -1));
+          write(
+              dir,
+              "mlp-small",
+              "1",
+              () -> MLP_SMALL_V1.build().toOnnx("mlp-small"),
               new ModelConfig("Small random MLP 8-16-4", List.of(), -1));
-          write(dir, "mlp-small", "2", () -> MLP_SMALL_V2.build().toOnnx("mlp-small"),
+          write(
+              dir,
+              "mlp-small",
+              "2",
+              () -> MLP_SMALL_V2.build().toOnnx("mlp-small"),
               new ModelConfig("Small random MLP 8-32-4", List.of(), -1));
-          write(dir, "mlp-medium", "1", () -> MLP_MEDIUM.build().toOnnx("mlp-medium"),
+          write(
+              dir,
+              "mlp-medium",
+              "1",
+              () -> MLP_MEDIUM.build().toOnnx("mlp-medium"),
               new ModelConfig("Random MLP 64-256-256-16", List.of(), -1));
-          write(dir, "types", "1", DatatypeDemo::graph, new ModelConfig(
-              "One input per datatype: numbers doubled, bools negated, others echoed",
-              List.of(), -1));
-          write(dir, "convnet", "1", () -> ConvNet.graph("convnet", CONVNET_SEED), new ModelConfig(
-              "Convolutional image classifier (3x64x64 RGB in, 10 classes, random weights);"
-                  + " batches up to 32 images per run",
-              List.of(), -1, CONVNET_EXECUTION));
+          write(
+              dir,
+              "types",
+              "1",
+              DatatypeDemo::graph,
+              new ModelConfig(
+                  "One input per datatype: numbers doubled, bools negated, others echoed",
+                  List.of(),
+                  -1));
+          write(
+              dir,
+              "convnet",
+              "1",
+              () -> ConvNet.graph("convnet", CONVNET_SEED),
+              new ModelConfig(
+                  "Convolutional image classifier (3x64x64 RGB in, 10 classes, random weights);"
+                      + " batches up to 32 images per run",
+                  List.of(),
+                  -1,
+                  CONVNET_EXECUTION));
           Manifest.writeTo(dir);
           Files.writeString(marker, MARKER_CONTENT, StandardCharsets.UTF_8);
           return dir;

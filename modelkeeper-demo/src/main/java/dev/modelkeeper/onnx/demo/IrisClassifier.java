@@ -41,9 +41,17 @@ public final class IrisClassifier {
         .initializer("B", new long[] {k}, model.bias())
         .node("MatMul", List.of(INPUT, "W"), List.of("xw"))
         .node("Add", List.of("xw", "B"), List.of("logits"))
-        .node("Softmax", List.of("logits"), List.of(PROBABILITIES), OnnxGraphBuilder.intAttr("axis", 1))
-        .node("ArgMax", List.of("logits"), List.of(LABEL),
-            OnnxGraphBuilder.intAttr("axis", 1), OnnxGraphBuilder.intAttr("keepdims", 0))
+        .node(
+            "Softmax",
+            List.of("logits"),
+            List.of(PROBABILITIES),
+            OnnxGraphBuilder.intAttr("axis", 1))
+        .node(
+            "ArgMax",
+            List.of("logits"),
+            List.of(LABEL),
+            OnnxGraphBuilder.intAttr("axis", 1),
+            OnnxGraphBuilder.intAttr("keepdims", 0))
         .output(PROBABILITIES, Datatype.FP32, -1, k)
         .output(LABEL, Datatype.INT64, -1);
   }

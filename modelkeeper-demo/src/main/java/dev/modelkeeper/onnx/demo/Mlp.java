@@ -17,6 +17,7 @@ public final class Mlp {
 
   /** The input tensor name. */
   public static final String INPUT = "input";
+
   /** The output tensor name. */
   public static final String OUTPUT = "output";
 
@@ -41,7 +42,8 @@ public final class Mlp {
     }
     for (int s : sizes) {
       if (s < 1) {
-        throw new IllegalArgumentException("layer widths must be positive: " + Arrays.toString(sizes));
+        throw new IllegalArgumentException(
+            "layer widths must be positive: " + Arrays.toString(sizes));
       }
     }
     SplittableRandom random = new SplittableRandom(seed);
@@ -111,9 +113,10 @@ public final class Mlp {
 
   /** The ONNX graph of this MLP. */
   public OnnxGraphBuilder toOnnx(String graphName) {
-    OnnxGraphBuilder g = new OnnxGraphBuilder(graphName)
-        .docString("multilayer perceptron " + Arrays.toString(sizes) + " with random weights")
-        .input(INPUT, Datatype.FP32, -1, sizes[0]);
+    OnnxGraphBuilder g =
+        new OnnxGraphBuilder(graphName)
+            .docString("multilayer perceptron " + Arrays.toString(sizes) + " with random weights")
+            .input(INPUT, Datatype.FP32, -1, sizes[0]);
     String x = INPUT;
     for (int l = 0; l < weights.length; l++) {
       String w = "W" + l;

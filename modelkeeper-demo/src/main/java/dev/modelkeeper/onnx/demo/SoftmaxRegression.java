@@ -1,10 +1,10 @@
 package dev.modelkeeper.onnx.demo;
 
 /**
- * Multinomial logistic regression trained by full-batch gradient descent on standardized
- * features, deterministic (zero initial weights, fixed step count). The trained weights act on
- * raw (unstandardized) features: {@code logits = x · weights + bias}. Immutable and thread-safe
- * once trained.
+ * Multinomial logistic regression trained by full-batch gradient descent on standardized features,
+ * deterministic (zero initial weights, fixed step count). The trained weights act on raw
+ * (unstandardized) features: {@code logits = x · weights + bias}. Immutable and thread-safe once
+ * trained.
  */
 public final class SoftmaxRegression {
 

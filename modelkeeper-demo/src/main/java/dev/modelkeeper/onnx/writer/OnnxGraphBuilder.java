@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -14,8 +13,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Builds a single-graph ONNX model (IR version 8, default-domain opset 13) and serializes it to
- * the ONNX protobuf format with ModelKeeper's own encoder. Not thread-safe: one builder per model.
+ * Builds a single-graph ONNX model (IR version 8, default-domain opset 13) and serializes it to the
+ * ONNX protobuf format with ModelKeeper's own encoder. Not thread-safe: one builder per model.
  *
  * <p>Example, {@code y = relu(x·W + b)}:
  *
@@ -37,6 +36,7 @@ public final class OnnxGraphBuilder {
 
   /** The IR version written; ONNX Runtime 1.22 reads IR versions up to 11. */
   public static final long IR_VERSION = 8;
+
   /** The default-domain operator set written. */
   public static final long OPSET = 13;
 
@@ -221,16 +221,18 @@ public final class OnnxGraphBuilder {
     for (ProtoWriter o : outputs) {
       graph.message(GRAPH_OUTPUT, o);
     }
-    ProtoWriter model = new ProtoWriter()
-        .int64(MODEL_IR_VERSION, IR_VERSION)
-        .string(MODEL_PRODUCER_NAME, "modelkeeper")
-        .string(MODEL_PRODUCER_VERSION, "1")
-        .int64(MODEL_MODEL_VERSION, modelVersion);
+    ProtoWriter model =
+        new ProtoWriter()
+            .int64(MODEL_IR_VERSION, IR_VERSION)
+            .string(MODEL_PRODUCER_NAME, "modelkeeper")
+            .string(MODEL_PRODUCER_VERSION, "1")
+            .int64(MODEL_MODEL_VERSION, modelVersion);
     if (!docString.isEmpty()) {
       model.string(MODEL_DOC_STRING, docString);
     }
     model.message(MODEL_GRAPH, graph);
-    model.message(MODEL_OPSET_IMPORT, new ProtoWriter().string(OPSET_DOMAIN, "").int64(OPSET_VERSION, OPSET));
+    model.message(
+        MODEL_OPSET_IMPORT, new ProtoWriter().string(OPSET_DOMAIN, "").int64(OPSET_VERSION, OPSET));
     return model.toByteArray();
   }
 
@@ -275,7 +277,9 @@ public final class OnnxGraphBuilder {
       dims.message(SHAPE_DIM, dim);
     }
     ProtoWriter tensorType =
-        new ProtoWriter().int64(TENSOR_TYPE_ELEM_TYPE, onnxType(datatype)).message(TENSOR_TYPE_SHAPE, dims);
+        new ProtoWriter()
+            .int64(TENSOR_TYPE_ELEM_TYPE, onnxType(datatype))
+            .message(TENSOR_TYPE_SHAPE, dims);
     ProtoWriter type = new ProtoWriter().message(TYPE_TENSOR_TYPE, tensorType);
     return new ProtoWriter().string(VALUE_INFO_NAME, name).message(VALUE_INFO_TYPE, type);
   }

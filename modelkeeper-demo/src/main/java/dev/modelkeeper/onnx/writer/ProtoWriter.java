@@ -4,8 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * A minimal Protocol Buffers encoder: appends fields of one message to a growable byte buffer.
- * Not thread-safe; one instance builds one message.
+ * A minimal Protocol Buffers encoder: appends fields of one message to a growable byte buffer. Not
+ * thread-safe; one instance builds one message.
  */
 final class ProtoWriter {
 
@@ -17,7 +17,9 @@ final class ProtoWriter {
   private byte[] buf = new byte[64];
   private int size;
 
-  /** A varint field (int32, int64, enum, bool). Negative values take ten bytes, as protobuf does. */
+  /**
+   * A varint field (int32, int64, enum, bool). Negative values take ten bytes, as protobuf does.
+   */
   ProtoWriter int64(int field, long value) {
     tag(field, VARINT);
     varint(value);

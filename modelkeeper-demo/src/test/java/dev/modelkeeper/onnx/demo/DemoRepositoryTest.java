@@ -38,10 +38,12 @@ class DemoRepositoryTest {
     try {
       List<Future<Path>> results = new ArrayList<>();
       for (int i = 0; i < threads; i++) {
-        results.add(pool.submit(() -> {
-          start.await(10, TimeUnit.SECONDS);
-          return DemoRepository.materialize(dir);
-        }));
+        results.add(
+            pool.submit(
+                () -> {
+                  start.await(10, TimeUnit.SECONDS);
+                  return DemoRepository.materialize(dir);
+                }));
       }
       for (Future<Path> f : results) {
         assertThat(f.get(60, TimeUnit.SECONDS)).isEqualTo(dir);
@@ -54,7 +56,8 @@ class DemoRepositoryTest {
     assertThat(entries).extracting(RepositoryEntry::name).containsAll(DemoRepository.MODEL_NAMES);
     assertThat(entries).hasSizeGreaterThanOrEqualTo(4);
     assertThat(Manifest.parse(Files.readString(dir.resolve(Manifest.FILE_NAME))).entries())
-        .extracting(Manifest.Entry::path).contains("iris/1/model.onnx", "types/1/config.json");
+        .extracting(Manifest.Entry::path)
+        .contains("iris/1/model.onnx", "types/1/config.json");
   }
 
   @Test
@@ -63,7 +66,8 @@ class DemoRepositoryTest {
     Path b = DemoRepository.materialize(tmp.resolve("b"));
     long modified = Files.getLastModifiedTime(a.resolve("iris/1/model.onnx")).toMillis();
     DemoRepository.materialize(a);
-    assertThat(Files.getLastModifiedTime(a.resolve("iris/1/model.onnx")).toMillis()).isEqualTo(modified);
+    assertThat(Files.getLastModifiedTime(a.resolve("iris/1/model.onnx")).toMillis())
+        .isEqualTo(modified);
     assertThat(Files.readString(a.resolve(Manifest.FILE_NAME)))
         .isEqualTo(Files.readString(b.resolve(Manifest.FILE_NAME)));
   }
@@ -71,7 +75,8 @@ class DemoRepositoryTest {
   @Test
   void materialize_totalSize_staysSmall() throws Exception {
     Path dir = DemoRepository.materialize(tmp.resolve("demo"));
-    long total = new LocalModelRepository(dir).list().stream().mapToLong(RepositoryEntry::sizeBytes).sum();
+    long total =
+        new LocalModelRepository(dir).list().stream().mapToLong(RepositoryEntry::sizeBytes).sum();
     // the convnet's dense head is about 16 MiB; every other model together stays under 1 MiB
     assertThat(total).isLessThan(18 << 20);
   }
@@ -96,8 +101,12 @@ class DemoRepositoryTest {
       for (int i = 0; i < x.length; i++) {
         x[i] = (float) r.nextDouble(-1, 1);
       }
-      float[] got = model.infer(Map.of(Mlp.INPUT, Tensor.ofFloats(Mlp.INPUT, new long[] {2, 256}, x)),
-          Set.of()).get(Mlp.OUTPUT).floats();
+      float[] got =
+          model
+              .infer(
+                  Map.of(Mlp.INPUT, Tensor.ofFloats(Mlp.INPUT, new long[] {2, 256}, x)), Set.of())
+              .get(Mlp.OUTPUT)
+              .floats();
       int hidden = mlp.sizes()[1];
       float[] w0 = mlp.weights(0);
       float[] b0 = mlp.bias(0);

@@ -66,8 +66,8 @@ public final class ArtifactCache {
   private static final long LOCK_POLL_MILLIS = 20;
 
   /**
-   * Observes a cache; for metrics and tests. Callbacks run on the fetching thread and must be
-   * quick and thread-safe.
+   * Observes a cache; for metrics and tests. Callbacks run on the fetching thread and must be quick
+   * and thread-safe.
    */
   public interface Listener {
     /** This thread joined another thread's download of the artifact. */
@@ -112,7 +112,8 @@ public final class ArtifactCache {
     this.downloadTimeout = Objects.requireNonNull(downloadTimeout, "downloadTimeout");
     this.listener = Objects.requireNonNull(listener, "listener");
     if (downloadTimeout.isNegative() || downloadTimeout.isZero()) {
-      throw new IllegalArgumentException("downloadTimeout must be positive, was " + downloadTimeout);
+      throw new IllegalArgumentException(
+          "downloadTimeout must be positive, was " + downloadTimeout);
     }
     this.objects = dir.resolve("sha256");
     try {
@@ -191,7 +192,8 @@ public final class ArtifactCache {
           "timed out after " + waitMillis + " ms waiting for another thread's download of " + uri);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new ArtifactDownloadException("interrupted while waiting for the download of " + uri, e);
+      throw new ArtifactDownloadException(
+          "interrupted while waiting for the download of " + uri, e);
     }
   }
 
@@ -201,7 +203,8 @@ public final class ArtifactCache {
 
   private Path fetchUnderFileLock(URI uri, String sha256, long size, Path target) {
     Path lockFile = objects.resolve(sha256 + ".lock");
-    try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    try (FileChannel ch =
+            FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = lock(ch, uri, sha256)) {
       if (verified(target, sha256, size)) {
         return target; // another process (or an earlier flight) finished while we waited
@@ -238,7 +241,10 @@ public final class ArtifactCache {
       }
       if (System.nanoTime() - deadline > 0) {
         throw new DownloadTimeoutException(
-            "timed out after " + lockTimeout().toSeconds() + "s waiting for another process's download of " + uri);
+            "timed out after "
+                + lockTimeout().toSeconds()
+                + "s waiting for another process's download of "
+                + uri);
       }
     }
   }
@@ -251,7 +257,9 @@ public final class ArtifactCache {
     }
   }
 
-  /** True when {@code file} exists with the right length and digest; deletes it when it is wrong. */
+  /**
+   * True when {@code file} exists with the right length and digest; deletes it when it is wrong.
+   */
   private boolean verified(Path file, String sha256, long size) {
     if (!Files.exists(file)) {
       return false;
@@ -315,7 +323,12 @@ public final class ArtifactCache {
   }
 
   private void copyBody(
-      URI uri, HttpResponse<InputStream> response, Path tmp, String sha256, long size, long deadline)
+      URI uri,
+      HttpResponse<InputStream> response,
+      Path tmp,
+      String sha256,
+      long size,
+      long deadline)
       throws IOException {
     AtomicBoolean finished = new AtomicBoolean();
     AtomicBoolean timedOut = new AtomicBoolean();
@@ -329,13 +342,16 @@ public final class ArtifactCache {
         throw new ArtifactIntegrityException(
             uri + " is " + declared.getAsLong() + " bytes, the manifest says " + size);
       }
-      long remainingMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-      CompletableFuture.runAsync(() -> {
-        if (!finished.get()) {
-          timedOut.set(true);
-          closeQuietly(body);
-        }
-      }, CompletableFuture.delayedExecutor(remainingMillis, TimeUnit.MILLISECONDS));
+      long remainingMillis =
+          Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+      CompletableFuture.runAsync(
+          () -> {
+            if (!finished.get()) {
+              timedOut.set(true);
+              closeQuietly(body);
+            }
+          },
+          CompletableFuture.delayedExecutor(remainingMillis, TimeUnit.MILLISECONDS));
       MessageDigest md = Manifest.newDigest();
       byte[] buf = new byte[1 << 16];
       long total = 0;
@@ -352,7 +368,8 @@ public final class ArtifactCache {
             Thread.currentThread().interrupt();
           }
           throw new ArtifactDownloadException(
-              "download of " + uri + " broke off after " + total + " of " + size + " bytes: " + e, e);
+              "download of " + uri + " broke off after " + total + " of " + size + " bytes: " + e,
+              e);
         }
         if (n < 0) {
           break;
@@ -371,7 +388,13 @@ public final class ArtifactCache {
           out.write(bb);
         }
         if (total >= nextReport) {
-          LOG.log(Level.INFO, "downloading {0}: {1}% ({2} of {3} bytes)", uri, total * 100 / size, total, size);
+          LOG.log(
+              Level.INFO,
+              "downloading {0}: {1}% ({2} of {3} bytes)",
+              uri,
+              total * 100 / size,
+              total,
+              size);
           nextReport += size / 4;
         }
       }
@@ -395,8 +418,15 @@ public final class ArtifactCache {
 
   private DownloadTimeoutException timeout(URI uri, long got, long size) {
     return new DownloadTimeoutException(
-        "download of " + uri + " did not finish within " + downloadTimeout.toMillis() + " ms ("
-            + got + " of " + size + " bytes received)");
+        "download of "
+            + uri
+            + " did not finish within "
+            + downloadTimeout.toMillis()
+            + " ms ("
+            + got
+            + " of "
+            + size
+            + " bytes received)");
   }
 
   private static void closeQuietly(InputStream in) {

@@ -65,7 +65,8 @@ public final class HttpModelRepository implements ModelRepository {
    *
    * @param refreshInterval how long a fetched manifest is used before it is fetched again
    */
-  public HttpModelRepository(URI base, ArtifactCache cache, HttpClient client, Duration refreshInterval) {
+  public HttpModelRepository(
+      URI base, ArtifactCache cache, HttpClient client, Duration refreshInterval) {
     Objects.requireNonNull(base, "base");
     String scheme = base.getScheme();
     if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))) {
@@ -105,8 +106,9 @@ public final class HttpModelRepository implements ModelRepository {
       }
       out.add(entry(m, id, e, false));
     }
-    out.sort(Comparator.comparing(RepositoryEntry::name)
-        .thenComparingLong(e -> Long.parseLong(e.version())));
+    out.sort(
+        Comparator.comparing(RepositoryEntry::name)
+            .thenComparingLong(e -> Long.parseLong(e.version())));
     return out;
   }
 
@@ -134,7 +136,8 @@ public final class HttpModelRepository implements ModelRepository {
 
   private Manifest.Entry modelEntry(Manifest m, ModelId v) {
     return m.entry(v.name() + "/" + v.version() + "/" + MODEL_FILE)
-        .orElseThrow(() -> new ModelNotFoundException("model '" + v + "' is not in the repository"));
+        .orElseThrow(
+            () -> new ModelNotFoundException("model '" + v + "' is not in the repository"));
   }
 
   private ModelId concrete(Manifest m, ModelId id) {
@@ -160,7 +163,8 @@ public final class HttpModelRepository implements ModelRepository {
 
   /** The version's config through the cache; a broken one fails a load but not a listing. */
   private ModelConfig config(Manifest m, ModelId id, boolean strict) {
-    Optional<Manifest.Entry> e = m.entry(id.name() + "/" + id.version() + "/" + ModelConfig.FILE_NAME);
+    Optional<Manifest.Entry> e =
+        m.entry(id.name() + "/" + id.version() + "/" + ModelConfig.FILE_NAME);
     if (e.isEmpty()) {
       return ModelConfig.EMPTY;
     }
@@ -172,7 +176,8 @@ public final class HttpModelRepository implements ModelRepository {
       return ModelConfig.parse(Files.readString(file, StandardCharsets.UTF_8));
     } catch (IOException | IllegalArgumentException | ArtifactDownloadException ex) {
       if (strict) {
-        throw new ModelLoadException("bad " + ModelConfig.FILE_NAME + " of '" + id + "': " + ex.getMessage(), ex);
+        throw new ModelLoadException(
+            "bad " + ModelConfig.FILE_NAME + " of '" + id + "': " + ex.getMessage(), ex);
       }
       LOG.log(Level.WARNING, "ignoring config of {0}: {1}", id, ex.getMessage());
       return ModelConfig.EMPTY;
@@ -203,8 +208,11 @@ public final class HttpModelRepository implements ModelRepository {
         if (current == null) {
           throw e;
         }
-        LOG.log(Level.WARNING, "cannot refresh the manifest of {0}; using the previous one: {1}",
-            base, e.getMessage());
+        LOG.log(
+            Level.WARNING,
+            "cannot refresh the manifest of {0}; using the previous one: {1}",
+            base,
+            e.getMessage());
         manifestFetchedNanos = System.nanoTime();
         return current;
       } finally {
@@ -227,13 +235,15 @@ public final class HttpModelRepository implements ModelRepository {
           "timed out after " + waitMillis + " ms waiting for the manifest of " + base);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new ArtifactDownloadException("interrupted while waiting for the manifest of " + base, e);
+      throw new ArtifactDownloadException(
+          "interrupted while waiting for the manifest of " + base, e);
     }
   }
 
   private Manifest download() {
     URI uri = base.resolve(Manifest.FILE_NAME);
-    HttpRequest request = HttpRequest.newBuilder(uri).timeout(cache.downloadTimeout()).GET().build();
+    HttpRequest request =
+        HttpRequest.newBuilder(uri).timeout(cache.downloadTimeout()).GET().build();
     HttpResponse<byte[]> response;
     try {
       response = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
@@ -247,7 +257,8 @@ public final class HttpModelRepository implements ModelRepository {
       throw new ArtifactDownloadException("HTTP " + response.statusCode() + " for " + uri);
     }
     if (response.body().length > MAX_MANIFEST_BYTES) {
-      throw new ArtifactDownloadException("manifest " + uri + " is larger than " + MAX_MANIFEST_BYTES + " bytes");
+      throw new ArtifactDownloadException(
+          "manifest " + uri + " is larger than " + MAX_MANIFEST_BYTES + " bytes");
     }
     try {
       return Manifest.parse(new String(response.body(), StandardCharsets.UTF_8));

@@ -33,8 +33,8 @@ import java.util.stream.Stream;
  *
  * <p>Paths use {@code /}, have the form {@code <name>/<version>/<file>} and may not contain {@code
  * ..}, empty segments, backslashes or {@code %}. Each version must list {@code model.onnx}; its
- * {@code config.json} is optional. {@link #write(Path)} produces the manifest of a local
- * repository folder, so any static file server over that folder becomes a remote repository.
+ * {@code config.json} is optional. {@link #write(Path)} produces the manifest of a local repository
+ * folder, so any static file server over that folder becomes a remote repository.
  */
 public final class Manifest {
 
@@ -112,20 +112,25 @@ public final class Manifest {
   }
 
   /**
-   * The manifest text of every regular file below {@code root} whose path is allowed in a
-   * manifest (hidden files and the manifest itself are left out).
+   * The manifest text of every regular file below {@code root} whose path is allowed in a manifest
+   * (hidden files and the manifest itself are left out).
    */
   public static String write(Path root) {
-    StringBuilder sb = new StringBuilder("# ModelKeeper repository manifest: <sha256> <size> <path>\n");
+    StringBuilder sb =
+        new StringBuilder("# ModelKeeper repository manifest: <sha256> <size> <path>\n");
     List<Path> files;
     try (Stream<Path> walk = Files.walk(root)) {
-      files = walk.filter(Files::isRegularFile)
-          .filter(p -> {
-            String rel = root.relativize(p).toString().replace('\\', '/');
-            return !rel.equals(FILE_NAME) && PATH.matcher(rel).matches() && !rel.contains("..");
-          })
-          .sorted()
-          .collect(java.util.stream.Collectors.toList());
+      files =
+          walk.filter(Files::isRegularFile)
+              .filter(
+                  p -> {
+                    String rel = root.relativize(p).toString().replace('\\', '/');
+                    return !rel.equals(FILE_NAME)
+                        && PATH.matcher(rel).matches()
+                        && !rel.contains("..");
+                  })
+              .sorted()
+              .collect(java.util.stream.Collectors.toList());
     } catch (IOException e) {
       throw new UncheckedIOException("cannot list " + root, e);
     }

@@ -89,7 +89,8 @@ class ArtifactCacheTest {
   /** Files in the cache other than lock files. */
   private List<Path> artifacts(ArtifactCache cache) throws IOException {
     try (Stream<Path> s = Files.list(cache.objectsDir())) {
-      return s.filter(p -> !p.getFileName().toString().endsWith(".lock")).collect(Collectors.toList());
+      return s.filter(p -> !p.getFileName().toString().endsWith(".lock"))
+          .collect(Collectors.toList());
     }
   }
 
@@ -139,12 +140,15 @@ class ArtifactCacheTest {
     Events events = new Events();
     ArtifactCache first = cache(Duration.ofSeconds(30), events);
     CountDownLatch waiting = new CountDownLatch(1);
-    ArtifactCache second = cache(Duration.ofSeconds(30), new ArtifactCache.Listener() {
-      @Override
-      public void waitingForLock(URI uri, String sha256) {
-        waiting.countDown();
-      }
-    });
+    ArtifactCache second =
+        cache(
+            Duration.ofSeconds(30),
+            new ArtifactCache.Listener() {
+              @Override
+              public void waitingForLock(URI uri, String sha256) {
+                waiting.countDown();
+              }
+            });
     Future<Path> a = pool.submit(() -> first.fetch(server.uri(PATH), sha, body.length));
     assertThat(events.started.await(10, TimeUnit.SECONDS)).isTrue(); // first holds the file lock
     Future<Path> b = pool.submit(() -> second.fetch(server.uri(PATH), sha, body.length));
@@ -164,26 +168,33 @@ class ArtifactCacheTest {
     Future<Path> local = pool.submit(() -> cache.fetch(server.uri(PATH), sha, body.length));
     assertThat(events.started.await(10, TimeUnit.SECONDS)).isTrue(); // we hold the file lock now
 
-    Process child = new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-cp", System.getProperty("java.class.path"),
-            CacheFetchMain.class.getName(),
-            tmp.resolve("cache").toString(), server.uri(PATH).toString(), sha,
-            Long.toString(body.length))
-        .redirectError(ProcessBuilder.Redirect.DISCARD)
-        .start();
+    Process child =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                CacheFetchMain.class.getName(),
+                tmp.resolve("cache").toString(),
+                server.uri(PATH).toString(),
+                sha,
+                Long.toString(body.length))
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
     BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    Thread reader = new Thread(() -> {
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-        String line;
-        while ((line = r.readLine()) != null) {
-          lines.add(line);
-        }
-      } catch (IOException ignored) {
-        // the child ended
-      }
-    });
+    Thread reader =
+        new Thread(
+            () -> {
+              try (BufferedReader r =
+                  new BufferedReader(
+                      new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                  lines.add(line);
+                }
+              } catch (IOException ignored) {
+                // the child ended
+              }
+            });
     reader.start();
     try {
       assertThat(lines.poll(30, TimeUnit.SECONDS)).isEqualTo("STARTED");
@@ -209,7 +220,8 @@ class ArtifactCacheTest {
     server.put(PATH, body, ArtifactServer.Mode.CORRUPT);
     ArtifactCache cache = cache(Duration.ofSeconds(10), new Events());
     assertThatThrownBy(() -> cache.fetch(server.uri(PATH), sha, body.length))
-        .isInstanceOf(ArtifactIntegrityException.class).hasMessageContaining("SHA-256");
+        .isInstanceOf(ArtifactIntegrityException.class)
+        .hasMessageContaining("SHA-256");
     assertThat(artifacts(cache)).isEmpty();
   }
 
@@ -218,7 +230,8 @@ class ArtifactCacheTest {
     server.put(PATH, body, ArtifactServer.Mode.DROPPED);
     ArtifactCache cache = cache(Duration.ofSeconds(10), new Events());
     assertThatThrownBy(() -> cache.fetch(server.uri(PATH), sha, body.length))
-        .isInstanceOf(ArtifactDownloadException.class).hasMessageContaining(PATH);
+        .isInstanceOf(ArtifactDownloadException.class)
+        .hasMessageContaining(PATH);
     assertThat(artifacts(cache)).isEmpty();
   }
 
@@ -227,7 +240,8 @@ class ArtifactCacheTest {
     server.put(PATH, body, ArtifactServer.Mode.SHORT);
     ArtifactCache cache = cache(Duration.ofSeconds(10), new Events());
     assertThatThrownBy(() -> cache.fetch(server.uri(PATH), sha, body.length))
-        .isInstanceOf(ArtifactIntegrityException.class).hasMessageContaining("truncated");
+        .isInstanceOf(ArtifactIntegrityException.class)
+        .hasMessageContaining("truncated");
     assertThat(artifacts(cache)).isEmpty();
   }
 
@@ -237,7 +251,8 @@ class ArtifactCacheTest {
     ArtifactCache cache = cache(Duration.ofMillis(700), new Events());
     long start = System.nanoTime();
     assertThatThrownBy(() -> cache.fetch(server.uri(PATH), sha, body.length))
-        .isInstanceOf(DownloadTimeoutException.class).hasMessageContaining("did not finish");
+        .isInstanceOf(DownloadTimeoutException.class)
+        .hasMessageContaining("did not finish");
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
     assertThat(artifacts(cache)).isEmpty();
   }
@@ -256,7 +271,8 @@ class ArtifactCacheTest {
     server.put(PATH, body, ArtifactServer.Mode.MISSING);
     ArtifactCache cache = cache(Duration.ofSeconds(10), new Events());
     assertThatThrownBy(() -> cache.fetch(server.uri(PATH), sha, body.length))
-        .isInstanceOf(ArtifactDownloadException.class).hasMessageContaining("HTTP 404");
+        .isInstanceOf(ArtifactDownloadException.class)
+        .hasMessageContaining("HTTP 404");
     assertThat(artifacts(cache)).isEmpty();
   }
 
@@ -265,7 +281,8 @@ class ArtifactCacheTest {
     server.put(PATH, body, ArtifactServer.Mode.NORMAL);
     ArtifactCache cache = cache(Duration.ofSeconds(10), new Events());
     Path first = cache.fetch(server.uri(PATH), sha, body.length);
-    Path again = cache(Duration.ofSeconds(10), new Events()).fetch(server.uri(PATH), sha, body.length);
+    Path again =
+        cache(Duration.ofSeconds(10), new Events()).fetch(server.uri(PATH), sha, body.length);
     assertThat(again).isEqualTo(first);
     assertThat(server.requests(PATH)).isEqualTo(1);
   }

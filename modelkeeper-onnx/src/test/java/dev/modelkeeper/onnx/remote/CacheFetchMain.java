@@ -19,15 +19,16 @@ public final class CacheFetchMain {
     URI uri = URI.create(args[1]);
     String sha = args[2];
     long size = Long.parseLong(args[3]);
-    ArtifactCache.Listener listener = new ArtifactCache.Listener() {
-      @Override
-      public void waitingForLock(URI u, String sha256) {
-        System.out.println("WAITING");
-        System.out.flush();
-      }
-    };
-    ArtifactCache cache = new ArtifactCache(
-        cacheDir, HttpClient.newHttpClient(), Duration.ofSeconds(60), listener);
+    ArtifactCache.Listener listener =
+        new ArtifactCache.Listener() {
+          @Override
+          public void waitingForLock(URI u, String sha256) {
+            System.out.println("WAITING");
+            System.out.flush();
+          }
+        };
+    ArtifactCache cache =
+        new ArtifactCache(cacheDir, HttpClient.newHttpClient(), Duration.ofSeconds(60), listener);
     System.out.println("STARTED");
     System.out.flush();
     Path p = cache.fetch(uri, sha, size);

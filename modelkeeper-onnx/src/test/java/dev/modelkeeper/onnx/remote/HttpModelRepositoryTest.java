@@ -41,14 +41,19 @@ class HttpModelRepositoryTest {
     server = new ArtifactServer();
     Path root = TestRepos.demo();
     String manifest = Manifest.write(root);
-    server.put(Manifest.FILE_NAME, manifest.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+    server.put(
+        Manifest.FILE_NAME,
+        manifest.getBytes(java.nio.charset.StandardCharsets.UTF_8),
         ArtifactServer.Mode.NORMAL);
     for (Manifest.Entry e : Manifest.parse(manifest).entries()) {
       server.put(e.path(), Files.readAllBytes(root.resolve(e.path())), ArtifactServer.Mode.NORMAL);
     }
     HttpClient client = HttpClient.newHttpClient();
-    repository = new HttpModelRepository(server.uri(""),
-        new ArtifactCache(tmp.resolve("cache"), client, Duration.ofSeconds(30)), client);
+    repository =
+        new HttpModelRepository(
+            server.uri(""),
+            new ArtifactCache(tmp.resolve("cache"), client, Duration.ofSeconds(30)),
+            client);
     registry = new RepositoryModelRegistry(repository);
   }
 
@@ -61,7 +66,8 @@ class HttpModelRepositoryTest {
   void list_remoteDemo_matchesLocalListing() {
     assertThat(registry.list())
         .isEqualTo(new LocalModelRepository(TestRepos.demo()).list())
-        .extracting(RepositoryEntry::id).contains("iris/1", "types/1");
+        .extracting(RepositoryEntry::id)
+        .contains("iris/1", "types/1");
   }
 
   @Test
@@ -70,9 +76,13 @@ class HttpModelRepositoryTest {
     try {
       for (int round = 0; round < 2; round++) {
         try (ModelLease lease = manager.acquire("iris", null)) {
-          Map<String, Tensor> out = ((InferenceModel) lease.model()).infer(
-              Map.of("input", Tensor.ofFloats("input", new long[] {1, 4}, 6.3f, 3.3f, 6.0f, 2.5f)),
-              Set.of("label"));
+          Map<String, Tensor> out =
+              ((InferenceModel) lease.model())
+                  .infer(
+                      Map.of(
+                          "input",
+                          Tensor.ofFloats("input", new long[] {1, 4}, 6.3f, 3.3f, 6.0f, 2.5f)),
+                      Set.of("label"));
           assertThat(out.get("label").longs()).containsExactly(2);
           assertThat(((InferenceModel) lease.model()).metadata().labels())
               .containsExactly("setosa", "versicolor", "virginica");
@@ -87,14 +97,18 @@ class HttpModelRepositoryTest {
 
   @Test
   void getModel_unknownModel_throwsModelNotFound() {
-    assertThatThrownBy(() -> registry.getModel("nosuch", null)).isInstanceOf(ModelNotFoundException.class);
-    assertThatThrownBy(() -> registry.getModel("iris/7", null)).isInstanceOf(ModelNotFoundException.class);
+    assertThatThrownBy(() -> registry.getModel("nosuch", null))
+        .isInstanceOf(ModelNotFoundException.class);
+    assertThatThrownBy(() -> registry.getModel("iris/7", null))
+        .isInstanceOf(ModelNotFoundException.class);
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"../manifest.sha256", "iris%2F1", "..%2F..%2Fetc", "iris/1/model.onnx", "/iris"})
+  @ValueSource(
+      strings = {"../manifest.sha256", "iris%2F1", "..%2F..%2Fetc", "iris/1/model.onnx", "/iris"})
   void getModel_traversalAttempt_throwsInvalidModelIdWithoutRequest(String id) {
-    assertThatThrownBy(() -> registry.getModel(id, null)).isInstanceOf(InvalidModelIdException.class);
+    assertThatThrownBy(() -> registry.getModel(id, null))
+        .isInstanceOf(InvalidModelIdException.class);
     assertThat(server.requests(Manifest.FILE_NAME)).isZero();
   }
 
@@ -108,25 +122,32 @@ class HttpModelRepositoryTest {
   @Test
   void fetch_manifestServerDown_throwsDownloadException() {
     server.close();
-    assertThatThrownBy(() -> registry.getModel("iris", null)).isInstanceOf(ArtifactDownloadException.class);
+    assertThatThrownBy(() -> registry.getModel("iris", null))
+        .isInstanceOf(ArtifactDownloadException.class);
   }
 
   @Test
   void open_urlOrFolder_picksTheRepositoryKind() {
     ModelRepository remote = ModelRepositories.open(server.uri("").toString(), tmp.resolve("c2"));
     assertThat(remote).isInstanceOf(HttpModelRepository.class);
-    assertThat(remote.locate(dev.modelkeeper.onnx.ModelId.parse("mlp-small")).version()).isEqualTo("2");
-    assertThat(ModelRepositories.open(TestRepos.demo().toString(), tmp)).isInstanceOf(LocalModelRepository.class);
+    assertThat(remote.locate(dev.modelkeeper.onnx.ModelId.parse("mlp-small")).version())
+        .isEqualTo("2");
+    assertThat(ModelRepositories.open(TestRepos.demo().toString(), tmp))
+        .isInstanceOf(LocalModelRepository.class);
   }
 
   @Test
   void parse_manifestWithEscapingPath_isRejected() {
     String sha = "a".repeat(64);
     assertThatThrownBy(() -> Manifest.parse(sha + " 1 ../x/1/model.onnx"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("line 1");
-    assertThatThrownBy(() -> Manifest.parse(sha + " 1 /etc/passwd")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> Manifest.parse(sha + " 1 a/%2e%2e/b")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> Manifest.parse(sha + " -1 a/1/model.onnx")).isInstanceOf(IllegalArgumentException.class);
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("line 1");
+    assertThatThrownBy(() -> Manifest.parse(sha + " 1 /etc/passwd"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Manifest.parse(sha + " 1 a/%2e%2e/b"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Manifest.parse(sha + " -1 a/1/model.onnx"))
+        .isInstanceOf(IllegalArgumentException.class);
     assertThat(Manifest.parse("# c\n\n" + sha + " 12 a/1/model.onnx\n").entry("a/1/model.onnx"))
         .hasValue(new Manifest.Entry("a/1/model.onnx", sha, 12));
   }

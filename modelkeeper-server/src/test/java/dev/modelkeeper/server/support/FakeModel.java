@@ -80,7 +80,8 @@ public final class FakeModel implements InferenceModel {
       }
       Tensor x = inputs.get("x");
       if (x == null || inputs.size() != 1) {
-        throw new InvalidInputException("fake model needs exactly input 'x', got " + inputs.keySet());
+        throw new InvalidInputException(
+            "fake model needs exactly input 'x', got " + inputs.keySet());
       }
       if (x.datatype() != Datatype.FP32) {
         throw new InvalidInputException("input 'x' must be FP32");
@@ -102,11 +103,12 @@ public final class FakeModel implements InferenceModel {
           throw new InvalidInputException("no output '" + name + "'");
         }
       }
-      all.forEach((k, v) -> {
-        if (requestedOutputs.contains(k)) {
-          picked.put(k, v);
-        }
-      });
+      all.forEach(
+          (k, v) -> {
+            if (requestedOutputs.contains(k)) {
+              picked.put(k, v);
+            }
+          });
       return picked;
     } finally {
       running.decrementAndGet();

@@ -111,8 +111,11 @@ public final class FakeModels implements ModelRegistry, ModelRepository {
         ModelId mid = ModelId.parse(id);
         FakeModel m =
             new FakeModel(
-                mid.name(), mid.version(), sizes.get(id),
-                () -> inferGates.remove(id), () -> inferFailures.get(id));
+                mid.name(),
+                mid.version(),
+                sizes.get(id),
+                () -> inferGates.remove(id),
+                () -> inferFailures.get(id));
         built.add(m);
         return m;
       }

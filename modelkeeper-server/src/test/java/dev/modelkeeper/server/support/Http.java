@@ -84,7 +84,10 @@ public final class Http {
   public Response send(HttpRequest.Builder builder) {
     try {
       HttpResponse<String> r = client.send(builder.build(), HttpResponse.BodyHandlers.ofString());
-      return new Response(r.statusCode(), r.body(), r.headers().firstValue("Retry-After").orElse(null),
+      return new Response(
+          r.statusCode(),
+          r.body(),
+          r.headers().firstValue("Retry-After").orElse(null),
           r.headers().firstValue("Content-Type").orElse(""));
     } catch (IOException e) {
       throw new UncheckedIOException(e);

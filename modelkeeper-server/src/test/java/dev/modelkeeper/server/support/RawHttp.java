@@ -40,7 +40,8 @@ public final class RawHttp implements AutoCloseable {
 
   /** Request line and headers for a {@code POST} with the given extra header lines. */
   public static String post(String path, String... headers) {
-    StringBuilder b = new StringBuilder("POST ").append(path).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    StringBuilder b =
+        new StringBuilder("POST ").append(path).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
     for (String h : headers) {
       b.append(h).append("\r\n");
     }
@@ -132,7 +133,9 @@ public final class RawHttp implements AutoCloseable {
         return null;
       }
       return new Response(
-          Integer.parseInt(text.substring(9, 12)), head, text.substring(split + 4, split + 4 + length));
+          Integer.parseInt(text.substring(9, 12)),
+          head,
+          text.substring(split + 4, split + 4 + length));
     }
 
     /** The value of header {@code name}, or null. */

@@ -19,9 +19,9 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A batchable fake model: input {@code x} FP32 {@code [-1, -1]} to {@code y = x + 1} (same shape)
  * and {@code sum} FP32 {@code [-1]} (each row's sum). Rows are independent, as a batchable model's
- * must be. A NaN anywhere in the input is bad input ({@link InvalidInputException}); a value of
- * 13 makes the whole run fail like a broken runtime. Records the row count of every run, and
- * whether it ran after {@link #clearCache()} or was cleared while running. Thread-safe.
+ * must be. A NaN anywhere in the input is bad input ({@link InvalidInputException}); a value of 13
+ * makes the whole run fail like a broken runtime. Records the row count of every run, and whether
+ * it ran after {@link #clearCache()} or was cleared while running. Thread-safe.
  */
 public final class RowModel implements InferenceModel {
 
@@ -40,7 +40,8 @@ public final class RowModel implements InferenceModel {
             "1",
             "fake",
             List.of(TensorSpec.of("x", Datatype.FP32, -1, -1)),
-            List.of(TensorSpec.of("y", Datatype.FP32, -1, -1), TensorSpec.of("sum", Datatype.FP32, -1)),
+            List.of(
+                TensorSpec.of("y", Datatype.FP32, -1, -1), TensorSpec.of("sum", Datatype.FP32, -1)),
             "rows plus one",
             List.of());
     this.config = new ModelConfig("", List.of(), -1, execution);
@@ -107,10 +108,14 @@ public final class RowModel implements InferenceModel {
         sum[i / cols] += in[i];
       }
       Map<String, Tensor> out = new LinkedHashMap<>();
-      if (requestedOutputs == null || requestedOutputs.isEmpty() || requestedOutputs.contains("y")) {
+      if (requestedOutputs == null
+          || requestedOutputs.isEmpty()
+          || requestedOutputs.contains("y")) {
         out.put("y", Tensor.ofFloats("y", x.shape(), y));
       }
-      if (requestedOutputs == null || requestedOutputs.isEmpty() || requestedOutputs.contains("sum")) {
+      if (requestedOutputs == null
+          || requestedOutputs.isEmpty()
+          || requestedOutputs.contains("sum")) {
         out.put("sum", Tensor.ofFloats("sum", new long[] {sum.length}, sum));
       }
       return out;

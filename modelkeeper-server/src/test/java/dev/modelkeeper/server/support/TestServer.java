@@ -24,7 +24,8 @@ public final class TestServer {
   }
 
   /** A server over the fake models, configured further by {@code tweak}. */
-  public static ModelKeeperServer fake(FakeModels models, UnaryOperator<ServerConfig.Builder> tweak) {
+  public static ModelKeeperServer fake(
+      FakeModels models, UnaryOperator<ServerConfig.Builder> tweak) {
     return ModelKeeperServer.start(tweak.apply(config(models).registry(models)).build());
   }
 
