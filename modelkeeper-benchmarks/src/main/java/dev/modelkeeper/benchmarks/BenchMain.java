@@ -117,7 +117,10 @@ public final class BenchMain {
       return;
     }
     Files.createDirectories(out);
-    Files.writeString(out.resolve("BENCHMARKS.md"), markdown, StandardCharsets.UTF_8);
+    Files.writeString(
+        out.resolve("BENCHMARKS.md"),
+        Report.withSections(markdown, out.resolve("bench")),
+        StandardCharsets.UTF_8);
     if (!hot.isEmpty()) {
       Charts.hotPath(results, out.resolve(Charts.HOT_PATH_PNG));
     }

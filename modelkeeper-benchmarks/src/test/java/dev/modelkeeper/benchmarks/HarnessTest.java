@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.modelkeeper.benchmarks.FakeWorld.FakeModel;
 import dev.modelkeeper.core.ModelNotLoadedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Sanity checks of the harness logic only; the benchmarks themselves never run in the test suite.
@@ -101,6 +104,21 @@ class HarnessTest {
       sum += Stats.binomialHalf(24, j);
     }
     assertThat(sum).isCloseTo(1.0, within(1e-12));
+  }
+
+  @Test
+  void withSections_appendsEveryBenchFileVerbatimInNameOrder(@TempDir Path docs) throws Exception {
+    Path bench = Files.createDirectories(docs.resolve("bench"));
+    Files.writeString(bench.resolve("protocols.md"), "## Protocols\n\nfigures\n");
+    Files.writeString(bench.resolve("batching.md"), "## Batching\n\nmore figures");
+    Files.writeString(bench.resolve("notes.txt"), "not a section");
+
+    String out = Report.withSections("# ModelKeeper benchmarks\n", bench);
+
+    assertThat(out)
+        .isEqualTo(
+            "# ModelKeeper benchmarks\n\n## Batching\n\nmore figures\n\n## Protocols\n\nfigures\n");
+    assertThat(Report.withSections("# only\n", docs.resolve("missing"))).isEqualTo("# only\n");
   }
 
   @Test

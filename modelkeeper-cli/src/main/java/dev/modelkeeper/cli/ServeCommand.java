@@ -116,6 +116,14 @@ final class ServeCommand implements Callable<Integer> {
   String capacityTimeout;
 
   @Option(
+      names = "--idle-timeout",
+      paramLabel = "DURATION",
+      description =
+          "Unload a model nobody used for this long (never one in use or pinned);"
+              + " 0 means never (default: ${DEFAULT-VALUE}).")
+  String idleTimeout;
+
+  @Option(
       names = "--drain-timeout",
       paramLabel = "DURATION",
       description = "How long an unload waits for running inferences (default: ${DEFAULT-VALUE}).")
@@ -320,6 +328,7 @@ final class ServeCommand implements Callable<Integer> {
               .maxBytes(parse("max-bytes", maxBytes, Sizes::parse))
               .lifecycleTimeout(parse("lifecycle-timeout", lifecycleTimeout, Durations::parse))
               .capacityTimeout(parse("capacity-timeout", capacityTimeout, Durations::parse))
+              .idleTimeout(parse("idle-timeout", idleTimeout, Durations::parse))
               .drainTimeout(parse("drain-timeout", drainTimeout, Durations::parse))
               .requestTimeout(parse("request-timeout", requestTimeout, Durations::parse))
               .shutdownTimeout(parse("shutdown-timeout", shutdownTimeout, Durations::parse))

@@ -84,6 +84,7 @@ class ServeCommandTest {
     env.put("MODELKEEPER_PRELOAD", "iris,mlp-small/1");
     env.put("MODELKEEPER_PIN", "iris");
     env.put("MODELKEEPER_WORKER_THREADS", "7");
+    env.put("MODELKEEPER_IDLE_TIMEOUT", "300s");
     try (ModelKeeperServer server = start(serve())) {
       ServerConfig c = server.config();
       assertThat(c.maxModels()).isEqualTo(3);
@@ -94,6 +95,7 @@ class ServeCommandTest {
       assertThat(c.preload()).containsExactly("iris", "mlp-small/1");
       assertThat(c.pin()).containsExactly("iris");
       assertThat(c.workerThreads()).isEqualTo(7);
+      assertThat(c.idleTimeout()).isEqualTo(Duration.ofSeconds(300));
       assertThat(out.toString())
           .contains("auth:        bearer token")
           .contains("pinned:      iris");
@@ -191,7 +193,8 @@ class ServeCommandTest {
             "--admission-timeout",
             "--body-read-timeout",
             "--max-connections",
-            "--allowed-origins")) {
+            "--allowed-origins",
+            "--idle-timeout")) {
       assertThat(out.toString()).contains(flag);
     }
     assertThat(out.toString()).contains("MODELKEEPER_");

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -24,8 +25,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
 
 /**
  * The lifecycle manager: keeps models resident by resolved identifier and serializes every load and
@@ -66,18 +68,31 @@ import java.util.concurrent.atomic.LongAdder;
  *       failed {@code clearCache()} publishes nothing.
  * </ol>
  *
+ * <li>Recency: the LRU order ({@link AccessOrder}) holds exactly the entries whose model is
+ *     registered: linked by the loading caller before any policy hears {@code loaded} (so before
+ *     the entry becomes READY), unlinked by the unloading caller once {@code clearCache()} returned
+ *     and every policy heard {@code removed}. So whatever a policy counts as resident is listed by
+ *     {@link Residents#leastRecentFirst} (an entry listed outside that span is LOADING or UNLOADING
+ *     and evicts as BUSY). Reads reach it through the lossy {@link ReadBuffer}, drained under
+ *     {@link #evictionLock} before every victim choice and snapshot, so victims are exact LRU over
+ *     the recorded reads; a lost read costs accuracy only.
+ * </ol>
+ *
  * <h2>Lock order</h2>
  *
  * Map bin of an identifier, then that identifier's entry monitor. Never the reverse, and never two
- * identifiers at once. Listeners (for example a budget's lock) are called with neither held.
+ * identifiers at once. The eviction lock is a leaf: held only to drain the read buffer and to edit
+ * or copy the LRU order, with no other lock taken and nothing called inside. Policies and listeners
+ * (for example a budget's lock) are called with none of these held.
  *
  * <h2>Hot path</h2>
  *
  * Leasing a READY model is a {@code ConcurrentHashMap.get}, an increment of the calling thread's
- * stripe of the entry's lease count and a read of its flags, a read of the recency clock (advanced
- * only when the model was not already the most recent) and the lease allocation; closing it is one
- * CAS on the lease and one decrement of the same stripe. No cache line is written by two threads
- * leasing the same model.
+ * stripe of the entry's lease count and a read of its flags, a plain store of the entry into the
+ * calling thread's stripe of the read buffer (a drain under {@code tryLock} when that stripe is
+ * full) and the lease allocation; closing it is one CAS on the lease and one decrement of the same
+ * stripe. No word shared by all threads or all models is written: two threads leasing any models
+ * write different cache lines.
  */
 public class BaseModelManager implements ModelManager {
 
@@ -91,15 +106,20 @@ public class BaseModelManager implements ModelManager {
   private final LoadFailures failures;
   private final LeakDetector leaks;
   private final Executor executor;
+  private final Residents residents = new ResidentModels();
 
   private final ConcurrentHashMap<String, LifecycleEntry> entries = new ConcurrentHashMap<>();
 
-  /**
-   * The recency clock: a logical time that moves only when a model other than the most recently
-   * used one is touched. Touching the most recently used model again reads it and writes nothing.
-   */
-  private final AtomicLong recency = new AtomicLong();
+  /** Guards {@link #order} and drains {@link #reads}; a leaf lock (see the header). */
+  private final ReentrantLock evictionLock = new ReentrantLock();
 
+  /** The registered entries, least recently used first; guarded by {@link #evictionLock}. */
+  private final AccessOrder order = new AccessOrder();
+
+  private final ReadBuffer reads =
+      new ReadBuffer(ReadBuffer.stripesForProcessors(Runtime.getRuntime().availableProcessors()));
+
+  private final List<ResidencyPolicy> policies = new CopyOnWriteArrayList<>();
   private final List<LifecycleListener> listeners = new CopyOnWriteArrayList<>();
 
   private final LongAdder loads = new LongAdder();
@@ -148,7 +168,7 @@ public class BaseModelManager implements ModelManager {
     e.model = Objects.requireNonNull(model, "model of " + id);
     e.requestedId = id;
     e.sizeBytes = model.sizeBytes();
-    e.lastUsed = recency.incrementAndGet();
+    link(e);
     e.phase = READY;
     e.openLeases();
     entries.put(id, e);
@@ -161,10 +181,15 @@ public class BaseModelManager implements ModelManager {
     addModel(modelId, apiKey, null);
   }
 
+  /** Builds the key and delegates; {@code apiKey} is ignored. */
   @Override
   public void addModel(String modelId, String apiKey, String modelIdAlias) {
-    String id = resolve(modelId, modelIdAlias);
-    obtain(id, modelId, apiKey, false);
+    addModel(ModelKey.of(modelId, modelIdAlias));
+  }
+
+  @Override
+  public void addModel(ModelKey key) {
+    obtain(key, false);
   }
 
   @Override
@@ -172,29 +197,45 @@ public class BaseModelManager implements ModelManager {
     return acquire(modelId, apiKey, null);
   }
 
+  /**
+   * As {@link #acquire(ModelKey)}; the key is built only when the model is not leasable at once.
+   */
   @Override
   public ModelLease acquire(String modelId, String apiKey, String modelIdAlias) {
-    String id = resolve(modelId, modelIdAlias);
-    LifecycleEntry e = entries.get(id);
+    Objects.requireNonNull(modelId, "modelId");
+    LifecycleEntry e = entries.get(modelIdAlias != null ? modelIdAlias : modelId);
     int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
-    return stripe >= 0 ? lease(e, stripe, false) : obtain(id, modelId, apiKey, true);
+    return stripe >= 0 ? lease(e, stripe, false) : obtain(ModelKey.of(modelId, modelIdAlias), true);
   }
 
   @Override
+  public ModelLease acquire(ModelKey key) {
+    LifecycleEntry e = entries.get(key.resolvedId());
+    int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
+    return stripe >= 0 ? lease(e, stripe, false) : obtain(key, true);
+  }
+
+  /** Builds the key and delegates; {@code apiKey} is ignored. */
+  @Override
   public CompletableFuture<ModelLease> acquireAsync(
       String modelId, String apiKey, String modelIdAlias) {
-    String id;
+    ModelKey key;
     try {
-      id = resolve(modelId, modelIdAlias);
+      key = ModelKey.of(modelId, modelIdAlias);
     } catch (RuntimeException bad) {
       return CompletableFuture.failedFuture(bad);
     }
-    LifecycleEntry e = entries.get(id);
+    return acquireAsync(key);
+  }
+
+  @Override
+  public CompletableFuture<ModelLease> acquireAsync(ModelKey key) {
+    LifecycleEntry e = entries.get(key.resolvedId());
     int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
     if (stripe >= 0) {
       return CompletableFuture.completedFuture(lease(e, stripe, false));
     }
-    return CompletableFuture.supplyAsync(() -> obtain(id, modelId, apiKey, true), executor);
+    return CompletableFuture.supplyAsync(() -> obtain(key, true), executor);
   }
 
   /**
@@ -215,19 +256,61 @@ public class BaseModelManager implements ModelManager {
     if (waited) {
       leaseWaits.increment();
     }
-    touch(e);
-    Lease lease = new Lease(this, e, stripe, e.model);
-    leaks.opened(lease);
-    return lease;
+    recordRead(e);
+    return leaks.open(this, e, stripe, e.model);
   }
 
   /**
-   * Records a use of {@code e}: exact LRU order, and no shared write when {@code e} is already the
-   * most recent.
+   * Records a use of {@code e} in the calling thread's stripe of the read buffer. When the stripe
+   * is full, drains that stripe if the eviction lock is free at once, else drops the read.
    */
-  private void touch(LifecycleEntry e) {
-    if (e.lastUsed != recency.get()) {
-      e.lastUsed = recency.incrementAndGet();
+  private void recordRead(LifecycleEntry e) {
+    int s = reads.stripe();
+    if (!reads.offer(s, e.node) && evictionLock.tryLock()) {
+      try {
+        long now = ticker.read();
+        reads.drain(s, order, now);
+        order.touch(e.node, now);
+      } finally {
+        evictionLock.unlock();
+      }
+    }
+  }
+
+  /** Applies every recorded read to the LRU order; returns the ticker time it stamped them with. */
+  private long drainReadsLocked() {
+    long now = ticker.read();
+    reads.drainAll(order, now);
+    return now;
+  }
+
+  /** Adds a newly registered entry to the LRU order as its most recent. */
+  private void link(LifecycleEntry e) {
+    evictionLock.lock();
+    try {
+      order.link(e.node, drainReadsLocked());
+    } finally {
+      evictionLock.unlock();
+    }
+  }
+
+  private void unlink(LifecycleEntry e) {
+    evictionLock.lock();
+    try {
+      order.unlink(e.node);
+    } finally {
+      evictionLock.unlock();
+    }
+  }
+
+  /** The registered entries, least recently used first, after draining the recorded reads. */
+  private List<LifecycleEntry> leastRecentFirst() {
+    evictionLock.lock();
+    try {
+      drainReadsLocked();
+      return order.snapshot();
+    } finally {
+      evictionLock.unlock();
     }
   }
 
@@ -260,10 +343,17 @@ public class BaseModelManager implements ModelManager {
   }
 
   /**
-   * Tells listeners that {@code e} may be evictable now: its last lease closed, or it entered READY
-   * (a budget may have found it BUSY while it was loading, draining or unloading).
+   * Tells policies and listeners that {@code e} may be evictable now: its last lease closed, or it
+   * entered READY (a budget may have found it BUSY while it was loading, draining or unloading).
    */
   private void announceIdle(LifecycleEntry e) {
+    for (ResidencyPolicy p : policies) {
+      try {
+        p.idle(e.id);
+      } catch (RuntimeException ex) {
+        LOG.log(WARNING, "policy failed on idle of '" + e.id + "'", ex);
+      }
+    }
     for (LifecycleListener l : listeners) {
       try {
         l.idle(e.id);
@@ -277,7 +367,8 @@ public class BaseModelManager implements ModelManager {
    * The slow path of add and acquire: waits for transitions of the identifier, loads it when
    * absent, and returns a lease when asked for one (else null).
    */
-  private Lease obtain(String id, String modelId, String apiKey, boolean wantLease) {
+  private Lease obtain(ModelKey key, boolean wantLease) {
+    String id = key.resolvedId();
     LifecycleEntry e = reserve(id);
     try {
       long deadline = System.nanoTime() + lifecycleTimeoutNanos;
@@ -295,7 +386,7 @@ public class BaseModelManager implements ModelManager {
           ModelState phase = e.phase;
           if (phase == READY) {
             if (!wantLease) {
-              touch(e);
+              recordRead(e);
               return null;
             }
             // it became READY after the lock-free attempt; under the monitor READY means open
@@ -314,7 +405,7 @@ public class BaseModelManager implements ModelManager {
           }
         }
         if (transition == null) {
-          return load(e, modelId, apiKey, wantLease);
+          return load(e, key, wantLease);
         } else {
           waited = true;
           await(e, transition, deadline, true);
@@ -330,23 +421,27 @@ public class BaseModelManager implements ModelManager {
    * the same step that makes it READY when asked for one (else null), so nothing can evict it
    * between the load and the lease.
    */
-  private Lease load(LifecycleEntry e, String modelId, String apiKey, boolean wantLease) {
+  private Lease load(LifecycleEntry e, ModelKey key, boolean wantLease) {
+    String modelId = key.modelId();
     long start = ticker.read();
     Model model = null;
     long size = -1;
     RuntimeException failure = null;
     boolean announced = false;
     try {
-      ModelFactory factory = registry.getModel(e.id, apiKey);
+      ModelFactory factory = registry.getModel(e.id, null);
       if (factory == null) {
         throw new ModelNotFoundException("no model '" + e.id + "' in the registry");
       }
       long predicted = factory.predictedSizeBytes(modelId);
       announced = true;
+      for (ResidencyPolicy p : policies) {
+        p.admit(e.id, predicted);
+      }
       for (LifecycleListener l : listeners) {
         l.loading(e.id, predicted);
       }
-      model = factory.create(modelId, apiKey);
+      model = factory.create(modelId, null);
       if (model == null) {
         throw new ModelLoadException("the factory of '" + e.id + "' returned null");
       }
@@ -356,6 +451,17 @@ public class BaseModelManager implements ModelManager {
     }
     long took = ticker.read() - start;
     if (failure == null) {
+      // Link before any policy hears loaded: a budget that counts the model as resident must find
+      // it in the LRU order (while LOADING, evict answers BUSY and READY announces idle), else a
+      // load asking for room in between sees a full budget with no victim and is refused.
+      link(e);
+      for (ResidencyPolicy p : policies) {
+        try {
+          p.loaded(e.id, size);
+        } catch (RuntimeException ex) {
+          LOG.log(WARNING, "policy failed on loaded '" + e.id + "'", ex);
+        }
+      }
       for (LifecycleListener l : listeners) {
         try {
           l.loaded(e.id, model, size, took);
@@ -364,6 +470,13 @@ public class BaseModelManager implements ModelManager {
         }
       }
     } else if (announced) {
+      for (ResidencyPolicy p : policies) {
+        try {
+          p.loadFailed(e.id);
+        } catch (RuntimeException ex) {
+          LOG.log(WARNING, "policy failed on loadFailed '" + e.id + "'", ex);
+        }
+      }
       for (LifecycleListener l : listeners) {
         try {
           l.loadFailed(e.id, failure);
@@ -380,7 +493,6 @@ public class BaseModelManager implements ModelManager {
         e.requestedId = modelId;
         e.sizeBytes = size;
         e.loadNanos = took;
-        e.lastUsed = recency.incrementAndGet();
         done = e.end(READY);
         e.openLeases();
         if (wantLease && (stripe = e.tryLease()) < 0) {
@@ -508,7 +620,13 @@ public class BaseModelManager implements ModelManager {
   }
 
   @Override
+  @Deprecated
   public EvictionOutcome evictIfIdle(String modelId, RemovalCause cause) {
+    return evict(modelId, cause);
+  }
+
+  /** Clears {@code modelId} only if it is READY and unleased; never waits. */
+  private EvictionOutcome evict(String modelId, RemovalCause cause) {
     LifecycleEntry e = reserve(modelId);
     try {
       Model model;
@@ -543,6 +661,17 @@ public class BaseModelManager implements ModelManager {
       failure = t;
     }
     if (failure == null) {
+      for (ResidencyPolicy p : policies) {
+        try {
+          p.removed(e.id, cause);
+        } catch (RuntimeException ex) {
+          LOG.log(WARNING, "policy failed on removed '" + e.id + "'", ex);
+        }
+      }
+      // Unlink only after every policy freed its slot (the mirror of load): until then the model
+      // stays listed, and evict answers BUSY for it (UNLOADING); removed has moved the budget's
+      // version, so a load that saw the slot taken does not take it for unevictable.
+      unlink(e);
       for (LifecycleListener l : listeners) {
         try {
           l.removed(e.id, model, cause);
@@ -643,13 +772,24 @@ public class BaseModelManager implements ModelManager {
 
   @Override
   public List<ModelDescription> describeModels() {
+    Map<LifecycleEntry, Long> stamps = new IdentityHashMap<>();
+    evictionLock.lock();
+    try {
+      drainReadsLocked();
+      for (LifecycleEntry e : order.snapshot()) {
+        stamps.put(e, e.node.stamp);
+      }
+    } finally {
+      evictionLock.unlock();
+    }
     List<ModelDescription> out = new ArrayList<>();
     for (LifecycleEntry e : entries.values()) {
       synchronized (e) {
         if (e.phase != null) {
+          long lastUsed = stamps.getOrDefault(e, 0L);
           out.add(
               new ModelDescription(
-                  e.id, e.requestedId, e.phase, e.sizeBytes, e.leases(), e.lastUsed, e.loadNanos));
+                  e.id, e.requestedId, e.phase, e.sizeBytes, e.leases(), lastUsed, e.loadNanos));
         }
       }
     }
@@ -659,6 +799,17 @@ public class BaseModelManager implements ModelManager {
   @Override
   public void addListener(LifecycleListener listener) {
     listeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  @Override
+  public Residents attachPolicy(ResidencyPolicy policy) {
+    policies.add(Objects.requireNonNull(policy, "policy"));
+    return residents;
+  }
+
+  @Override
+  public Diagnostics diagnostics() {
+    return new View();
   }
 
   @Override
@@ -699,21 +850,110 @@ public class BaseModelManager implements ModelManager {
     return leaks.sweep();
   }
 
-  /**
-   * Diagnostic: identifiers that have a lifecycle entry now, in use or not (nothing leaks when
-   * idle).
-   */
+  /** Diagnostic; see {@link Diagnostics#lifecycleTable()}. */
   public Set<String> lifecycleTable() {
-    return Set.copyOf(entries.keySet());
+    return diagnostics().lifecycleTable();
   }
 
-  /**
-   * Diagnostic: callers now reserving the lifecycle of {@code modelId} (holder and waiters), 0 when
-   * it has no entry.
-   */
+  /** Diagnostic; see {@link Diagnostics#reservations(String)}. */
   public int reservations(String modelId) {
-    LifecycleEntry e = entries.get(modelId);
-    return e == null ? 0 : e.refs;
+    return diagnostics().reservations(modelId);
+  }
+
+  /** What a policy may do with the resident models (see {@link Residents}). */
+  private final class ResidentModels implements Residents {
+
+    @Override
+    public List<String> leastRecentFirst() {
+      List<String> ids = new ArrayList<>();
+      for (LifecycleEntry e : BaseModelManager.this.leastRecentFirst()) {
+        ids.add(e.id);
+      }
+      return ids;
+    }
+
+    @Override
+    public EvictionOutcome evict(String resolvedId, RemovalCause cause) {
+      return BaseModelManager.this.evict(resolvedId, cause);
+    }
+
+    @Override
+    public int expire(Duration idle, Predicate<String> exempt) {
+      long idleNanos = idle.toNanos();
+      List<LifecycleEntry> expired = new ArrayList<>();
+      evictionLock.lock();
+      try {
+        long now = drainReadsLocked();
+        for (LifecycleEntry e : order.snapshot()) {
+          if (now - e.node.usedAt < idleNanos) {
+            break; // the rest were used more recently
+          }
+          if (e.leases() > 0) {
+            order.touch(e.node, now); // in use now: its idle time starts again
+          } else if (!exempt.test(e.id)) {
+            expired.add(e);
+          }
+        }
+      } finally {
+        evictionLock.unlock();
+      }
+      int evicted = 0;
+      for (LifecycleEntry e : expired) {
+        EvictionOutcome outcome = evict(e.id, RemovalCause.IDLE);
+        if (outcome == EvictionOutcome.EVICTED) {
+          evicted++;
+          LOG.log(DEBUG, () -> "expired '" + e.id + "' after " + idle + " idle");
+        }
+      }
+      return evicted;
+    }
+  }
+
+  /** The read-only view of this manager's bookkeeping. */
+  private final class View implements Diagnostics {
+
+    @Override
+    public List<String> lruOrder() {
+      return residents.leastRecentFirst();
+    }
+
+    @Override
+    public Set<String> lifecycleTable() {
+      return Set.copyOf(entries.keySet());
+    }
+
+    @Override
+    public int reservations(String resolvedId) {
+      LifecycleEntry e = entries.get(resolvedId);
+      return e == null ? 0 : e.refs;
+    }
+
+    @Override
+    public int usedSlots() {
+      int n = 0;
+      for (LifecycleEntry e : entries.values()) {
+        if (e.phase != null) {
+          n++;
+        }
+      }
+      return n;
+    }
+
+    @Override
+    public long usedBytes() {
+      long n = 0;
+      for (LifecycleEntry e : entries.values()) {
+        if (e.phase != null) {
+          n += Math.max(0, e.sizeBytes);
+        }
+      }
+      return n;
+    }
+
+    @Override
+    public Set<String> pinned() {
+      return Set.of();
+    }
   }
 
   // ---------------------------------------------------------------- generations
@@ -777,11 +1017,6 @@ public class BaseModelManager implements ModelManager {
             + ", leases: "
             + e.leases()
             + ")");
-  }
-
-  private static String resolve(String modelId, String modelIdAlias) {
-    Objects.requireNonNull(modelId, "modelId");
-    return modelIdAlias != null ? modelIdAlias : modelId;
   }
 
   private static Executor defaultExecutor() {

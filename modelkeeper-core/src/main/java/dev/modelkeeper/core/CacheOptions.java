@@ -1,6 +1,8 @@
 package dev.modelkeeper.core;
 
 import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
 
 /** Immutable settings of a {@link WithFixedSizeCache}; build with {@link #builder(int)}. */
 public final class CacheOptions {
@@ -9,8 +11,12 @@ public final class CacheOptions {
   private final long maxBytes;
   private final Duration capacityTimeout;
   private final Duration lockTimeout;
+  private final Duration expireAfterIdle;
+  private final ScheduledExecutorService scheduler;
 
   private CacheOptions(Builder b) {
+    this.expireAfterIdle = b.expireAfterIdle;
+    this.scheduler = b.scheduler;
     this.maxSize = b.maxSize;
     this.maxBytes = b.maxBytes;
     this.capacityTimeout = b.capacityTimeout;
@@ -42,9 +48,25 @@ public final class CacheOptions {
     return lockTimeout;
   }
 
+  /**
+   * Models unused for this long (by the manager's ticker; leased and pinned ones never) are
+   * evicted; zero, the default, means never. A periodic sweep finds them, every tenth of this time.
+   */
+  public Duration expireAfterIdle() {
+    return expireAfterIdle;
+  }
+
+  /** Runs the idle sweep; null (the default) means one shared daemon thread. */
+  public ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
   @Override
   public String toString() {
-    return "maxSize=" + maxSize + (maxBytes > 0 ? ", maxBytes=" + maxBytes : "");
+    return "maxSize="
+        + maxSize
+        + (maxBytes > 0 ? ", maxBytes=" + maxBytes : "")
+        + (expireAfterIdle.isZero() ? "" : ", expireAfterIdle=" + expireAfterIdle);
   }
 
   /** A mutable builder; {@link #build()} freezes the settings. */
@@ -53,6 +75,8 @@ public final class CacheOptions {
     private long maxBytes;
     private Duration capacityTimeout = Duration.ofSeconds(30);
     private Duration lockTimeout = Duration.ofSeconds(10);
+    private Duration expireAfterIdle = Duration.ZERO;
+    private ScheduledExecutorService scheduler;
 
     private Builder(int maxSize) {
       if (maxSize < 1) {
@@ -76,6 +100,18 @@ public final class CacheOptions {
 
     public Builder lockTimeout(Duration d) {
       this.lockTimeout = ManagerOptions.Builder.positive("lockTimeout", d);
+      return this;
+    }
+
+    /** Evicts models unused for {@code idle}; zero turns idle expiry off (the default). */
+    public Builder expireAfterIdle(Duration idle) {
+      this.expireAfterIdle = ManagerOptions.Builder.notNegative("expireAfterIdle", idle);
+      return this;
+    }
+
+    /** The scheduler of the idle sweep (instead of the shared daemon thread). */
+    public Builder scheduler(ScheduledExecutorService scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
       return this;
     }
 

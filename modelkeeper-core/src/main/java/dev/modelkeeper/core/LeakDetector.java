@@ -24,7 +24,7 @@ class LeakDetector {
 
   private final Ticker ticker;
   private final long thresholdNanos;
-  private final Map<Lease, Site> open = new ConcurrentHashMap<>();
+  private final Map<Lease.Tracked, Site> open = new ConcurrentHashMap<>();
 
   LeakDetector(Ticker ticker, Duration threshold) {
     this.ticker = ticker;
@@ -43,10 +43,12 @@ class LeakDetector {
             sweep, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
   }
 
-  void opened(Lease lease) {
+  /** A new lease of {@code entry}: a plain one when detection is off, else a tracked one. */
+  Lease open(BaseModelManager owner, LifecycleEntry entry, int stripe, Model model) {
     if (thresholdNanos == 0) {
-      return;
+      return new Lease(owner, entry, stripe, model);
     }
+    Lease.Tracked lease = new Lease.Tracked(owner, entry, stripe, model);
     Site site =
         new Site(
             ticker.read(),
@@ -57,10 +59,11 @@ class LeakDetector {
                     + Thread.currentThread().getName()));
     lease.leakToken = site;
     open.put(lease, site);
+    return lease;
   }
 
   void closed(Lease lease) {
-    if (lease.leakToken != null) {
+    if (lease instanceof Lease.Tracked && ((Lease.Tracked) lease).leakToken != null) {
       open.remove(lease);
     }
   }
@@ -69,7 +72,7 @@ class LeakDetector {
   List<String> sweep() {
     List<String> reported = new ArrayList<>();
     long now = ticker.read();
-    for (Map.Entry<Lease, Site> e : open.entrySet()) {
+    for (Map.Entry<Lease.Tracked, Site> e : open.entrySet()) {
       Site site = e.getValue();
       if (!site.reported && now - site.openedAt >= thresholdNanos) {
         site.reported = true;

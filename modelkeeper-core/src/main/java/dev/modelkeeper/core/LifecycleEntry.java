@@ -6,13 +6,14 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * One generation of one resolved identifier's lifecycle inside {@link BaseModelManager}. See the
- * manager's header for the state machine; this class only holds the state, the flags and the lease
- * count.
+ * manager's header for the state machine; this class only holds the state, the flags, the lease
+ * count and its place in the LRU order.
  *
  * <p>Guards: {@link #refs} by the manager's map bin of {@link #id} (mutated only inside {@code
  * compute}); {@link #transition}, {@link #holder}, {@link #drained} and the descriptive fields by
  * {@code this}; {@link #phase} and {@link #model} are written under {@code this} and read without
- * it; {@link #flags} is a CAS'd word and the lease count is striped (see below).
+ * it; the LRU {@link #node} by the manager's eviction lock; {@link #flags} is a CAS'd word and the
+ * lease count is striped (see below).
  */
 final class LifecycleEntry {
 
@@ -53,8 +54,8 @@ final class LifecycleEntry {
   /** Non-null from a successful construction until {@code clearCache()} has returned. */
   volatile Model model;
 
-  /** Recency stamp of the last load, warm add or lease; larger is more recent. */
-  volatile long lastUsed;
+  /** This entry's place in the manager's LRU order (guarded by the manager's eviction lock). */
+  final AccessOrder.Node node = new AccessOrder.Node(this);
 
   /** Callers that reserved this generation and have not left; written only under the map bin. */
   volatile int refs;

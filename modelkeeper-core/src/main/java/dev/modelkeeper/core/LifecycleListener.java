@@ -10,9 +10,9 @@ package dev.modelkeeper.core;
 public interface LifecycleListener {
 
   /**
-   * A load of {@code modelId} is about to construct the model. Throwing aborts the load without a
-   * trace (the exception reaches the caller and every joiner); a budget may block here to make
-   * room.
+   * A load of {@code modelId} is about to construct the model (every {@link ResidencyPolicy} has
+   * admitted it). Throwing aborts the load without a trace (the exception reaches the caller and
+   * every joiner). Budgets are policies, not listeners: a listener should not block.
    */
   default void loading(String modelId, long predictedBytes) {}
 
@@ -26,9 +26,9 @@ public interface LifecycleListener {
   default void removed(String modelId, Model model, RemovalCause cause) {}
 
   /**
-   * A model that {@link ModelManager#evictIfIdle} may have found busy may be evictable now: its
-   * last lease closed, or it entered READY (after loading, a drain timeout or a failed clear). Runs
-   * on the thread that closed the lease or ended the transition; may be spurious.
+   * A model that an eviction may have found busy may be evictable now: its last lease closed, or it
+   * entered READY (after loading, a drain timeout or a failed clear). Runs on the thread that
+   * closed the lease or ended the transition; may be spurious.
    */
   default void idle(String modelId) {}
 }

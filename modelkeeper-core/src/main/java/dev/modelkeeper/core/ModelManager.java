@@ -10,12 +10,29 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>The resolved identifier is {@code modelIdAlias} when given, else {@code modelId}. The registry
  * is asked for the resolved identifier, the factory receives the requested {@code modelId}, and the
- * model is registered, locked and leased under the resolved identifier.
+ * model is registered, locked and leased under the resolved identifier. A {@link ModelKey} carries
+ * that identity from where a request enters; the {@code String} methods build one and delegate. The
+ * {@code apiKey} of the older methods is accepted and ignored.
  */
 public interface ModelManager {
 
   /** Loads the model unless it is resident; a warm call only records recency. */
   void addModel(String modelId, String apiKey);
+
+  /** As {@link #addModel(String, String, String)} for a key built where the request entered. */
+  default void addModel(ModelKey key) {
+    addModel(key.modelId(), null, key.alias());
+  }
+
+  /** As {@link #acquire(String, String, String)} for a key built where the request entered. */
+  default ModelLease acquire(ModelKey key) {
+    return acquire(key.modelId(), null, key.alias());
+  }
+
+  /** As {@link #acquireAsync(String, String, String)} for a key built where the request entered. */
+  default CompletableFuture<ModelLease> acquireAsync(ModelKey key) {
+    return acquireAsync(key.modelId(), null, key.alias());
+  }
 
   /** As {@link #addModel(String, String)}, registered under {@code modelIdAlias} when not null. */
   void addModel(String modelId, String apiKey, String modelIdAlias);
@@ -67,9 +84,30 @@ public interface ModelManager {
 
   /**
    * Clears and unregisters a resident model only if nobody holds a lease on it and no lifecycle
-   * operation of it is in progress; never waits for either. Used by budgets to make room.
+   * operation of it is in progress; never waits for either.
+   *
+   * @deprecated budgets evict through the {@link Residents} handed to their {@link
+   *     ResidencyPolicy}; this delegates to the same eviction.
    */
+  @Deprecated
   EvictionOutcome evictIfIdle(String modelId, RemovalCause cause);
+
+  /**
+   * Attaches a budget: the manager consults {@code policy} on every load and removal (see {@link
+   * ResidencyPolicy}) and returns the handle through which the policy may evict. Policies are
+   * consulted in the order attached. Decorators pass this through to the manager that owns the
+   * lifecycles.
+   *
+   * @throws UnsupportedOperationException when this manager does not own lifecycles
+   */
+  default Residents attachPolicy(ResidencyPolicy policy) {
+    throw new UnsupportedOperationException(getClass().getName() + " cannot attach a policy");
+  }
+
+  /** A read-only view of this manager's bookkeeping (LRU order, lifecycle table, budget slots). */
+  default Diagnostics diagnostics() {
+    throw new UnsupportedOperationException(getClass().getName() + " has no diagnostics");
+  }
 
   /**
    * Registers a listener for lifecycle events of every identifier (see {@link LifecycleListener}).

@@ -30,6 +30,21 @@ public abstract class ModelManagerDecorator implements ModelManager {
   }
 
   @Override
+  public void addModel(ModelKey key) {
+    delegate.addModel(key);
+  }
+
+  @Override
+  public ModelLease acquire(ModelKey key) {
+    return delegate.acquire(key);
+  }
+
+  @Override
+  public CompletableFuture<ModelLease> acquireAsync(ModelKey key) {
+    return delegate.acquireAsync(key);
+  }
+
+  @Override
   public void remove(String modelId) {
     delegate.remove(modelId);
   }
@@ -81,8 +96,19 @@ public abstract class ModelManagerDecorator implements ModelManager {
   }
 
   @Override
+  @Deprecated
   public EvictionOutcome evictIfIdle(String modelId, RemovalCause cause) {
     return delegate.evictIfIdle(modelId, cause);
+  }
+
+  @Override
+  public Residents attachPolicy(ResidencyPolicy policy) {
+    return delegate.attachPolicy(policy);
+  }
+
+  @Override
+  public Diagnostics diagnostics() {
+    return delegate.diagnostics();
   }
 
   @Override

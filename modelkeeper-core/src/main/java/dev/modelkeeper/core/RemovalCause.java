@@ -7,7 +7,9 @@ public enum RemovalCause {
   /** Evicted to make room under the count budget. */
   COUNT_BUDGET,
   /** Evicted to make room under the byte budget. */
-  BYTE_BUDGET;
+  BYTE_BUDGET,
+  /** Evicted because no one used it for the budget's idle timeout. */
+  IDLE;
 
   public boolean isEviction() {
     return this != EXPLICIT;

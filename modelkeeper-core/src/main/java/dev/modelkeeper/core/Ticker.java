@@ -2,7 +2,8 @@ package dev.modelkeeper.core;
 
 /**
  * A source of nanosecond time, injected so that load times, back-off windows and leak thresholds
- * can be driven by a fake clock in tests. Must be thread-safe. Never read on the hot path.
+ * can be driven by a fake clock in tests. Must be thread-safe. Not read by a lease, only once per
+ * drain of the read buffer.
  */
 @FunctionalInterface
 public interface Ticker {

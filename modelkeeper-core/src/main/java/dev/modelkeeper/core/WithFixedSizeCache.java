@@ -3,32 +3,40 @@ package dev.modelkeeper.core;
 import static java.lang.System.Logger.Level.WARNING;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A count budget (and optional byte budget) with least-recently-used eviction over any {@link
- * ModelManager}. Thread-safe.
+ * A count budget (and optional byte budget, and optional time-to-idle) with least-recently-used
+ * eviction over a {@link ModelManager} that owns lifecycles (a {@link BaseModelManager}, possibly
+ * decorated). Thread-safe.
  *
  * <p>The budget never answers from its own view of the delegate: every call passes through, and the
- * budget follows the delegate's lifecycle events. A load announces itself ({@code loading}) while
- * it owns its identifier's lifecycle; the budget then reserves a slot, evicting idle least recently
- * used models or waiting for room, and refusing with {@link CapacityExceededException} at the
- * deadline. The slot becomes resident on {@code loaded}, and is freed on {@code loadFailed} or
- * {@code removed}. So the LRU set holds each registered identifier once and nothing else, a failed
- * {@code clearCache()} (no event) leaves it in place, and resident plus loading models never exceed
- * the budget. Recency is the delegate's per-model stamp, kept lock-free on every lease.
+ * manager consults the budget as its {@link ResidencyPolicy}. A load asks for admission while it
+ * owns its identifier's lifecycle; the budget then reserves a slot, evicting idle least recently
+ * used models (through the {@link Residents} the manager handed it) or waiting for room, and
+ * refusing with {@link CapacityExceededException} at the deadline. The slot becomes resident on
+ * {@code loaded}, and is freed on {@code loadFailed} or {@code removed}. So the slot table holds
+ * each registered identifier once and nothing else, a failed {@code clearCache()} (no call) leaves
+ * it in place, and resident plus loading models never exceed the budget. Recency is the manager's
+ * LRU order, fed by its lossy striped read buffer: a lease writes no shared word.
+ *
+ * <p>With {@link CacheOptions#expireAfterIdle()} set, models unused for that long (by the manager's
+ * ticker) are evicted by a periodic sweep on the options' scheduler, or at once by {@link
+ * #expireIdle()}; a leased or pinned model never expires.
  *
  * <p>Lock order: the delegate's per-identifier lifecycle, then {@link #lock}. The lock guards only
  * the slot table; the delegate is never called while it is held.
@@ -58,6 +66,9 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   @GuardedBy("lock")
   private long version;
 
+  /** The manager's side: LRU order and eviction. */
+  private final Residents residents;
+
   public WithFixedSizeCache(ModelManager delegate, int maxSize) {
     this(delegate, CacheOptions.builder(maxSize).build());
   }
@@ -68,7 +79,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     this.options = options;
     this.lockTimeoutNanos = options.lockTimeout().toNanos();
     this.capacityTimeoutNanos = options.capacityTimeout().toNanos();
-    delegate.addListener(new Budget());
+    this.residents = delegate.attachPolicy(new Budget());
     lock.lock();
     try {
       for (ModelDescription d : delegate.describeModels()) {
@@ -84,6 +95,9 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     } finally {
       lock.unlock();
     }
+    if (!options.expireAfterIdle().isZero()) {
+      IdleSweep.start(this);
+    }
   }
 
   public CacheOptions options() {
@@ -91,30 +105,67 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   }
 
   /**
-   * Registered identifiers, least recently used first (by the delegate's recency stamps; equal
-   * stamps in identifier order); a snapshot.
+   * Registered identifiers, least recently used first; a snapshot. See {@link
+   * Diagnostics#lruOrder()}.
    */
   public List<String> lruOrder() {
-    Map<String, Long> recency = new HashMap<>();
-    for (ModelDescription d : delegate.describeModels()) {
-      recency.put(d.modelId(), d.lastUsed());
-    }
-    List<String> order = new ArrayList<>();
-    lockOrTimeout();
-    try {
-      slots.forEach(
-          (id, s) -> {
-            if (!s.loading) {
-              order.add(id);
-            }
-          });
-    } finally {
-      lock.unlock();
-    }
-    order.sort(
-        Comparator.<String>comparingLong(id -> recency.getOrDefault(id, Long.MIN_VALUE))
-            .thenComparing(Comparator.naturalOrder()));
-    return order;
+    return diagnostics().lruOrder();
+  }
+
+  /**
+   * Evicts now every model unused for {@link CacheOptions#expireAfterIdle()} (by the manager's
+   * ticker), except leased and pinned ones; returns how many. A no-op without idle expiry. The
+   * periodic sweep calls this.
+   */
+  public int expireIdle() {
+    Duration idle = options.expireAfterIdle();
+    return idle.isZero() ? 0 : residents.expire(idle, pinned::contains);
+  }
+
+  @Override
+  public Diagnostics diagnostics() {
+    Diagnostics inner = delegate.diagnostics();
+    return new Diagnostics() {
+      @Override
+      public List<String> lruOrder() {
+        return inner.lruOrder();
+      }
+
+      @Override
+      public Set<String> lifecycleTable() {
+        return inner.lifecycleTable();
+      }
+
+      @Override
+      public int reservations(String resolvedId) {
+        return inner.reservations(resolvedId);
+      }
+
+      @Override
+      public int usedSlots() {
+        lockOrTimeout();
+        try {
+          return slots.size();
+        } finally {
+          lock.unlock();
+        }
+      }
+
+      @Override
+      public long usedBytes() {
+        lockOrTimeout();
+        try {
+          return usedBytes;
+        } finally {
+          lock.unlock();
+        }
+      }
+
+      @Override
+      public Set<String> pinned() {
+        return Set.copyOf(pinned);
+      }
+    };
   }
 
   /** Never evicts {@code modelId} (a resolved identifier), whether loaded now or later. */
@@ -128,28 +179,21 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
   }
 
+  /** See {@link Diagnostics#pinned()}. */
   public Set<String> pinned() {
-    return Set.copyOf(pinned);
+    return diagnostics().pinned();
   }
 
-  /** Bytes reserved by resident, unloading and loading models. */
+  /**
+   * Bytes reserved by resident, unloading and loading models; see {@link Diagnostics#usedBytes()}.
+   */
   public long usedBytes() {
-    lockOrTimeout();
-    try {
-      return usedBytes;
-    } finally {
-      lock.unlock();
-    }
+    return diagnostics().usedBytes();
   }
 
-  /** Slots taken by resident, unloading and loading models. */
+  /** Slots taken by resident, unloading and loading models; see {@link Diagnostics#usedSlots()}. */
   public int usedSlots() {
-    lockOrTimeout();
-    try {
-      return slots.size();
-    } finally {
-      lock.unlock();
-    }
+    return diagnostics().usedSlots();
   }
 
   @Override
@@ -197,11 +241,11 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
       }
       boolean mayFree = false;
       boolean evicted = false;
-      for (String victim : lruOrder()) {
+      for (String victim : residents.leastRecentFirst()) {
         if (victim.equals(id) || pinned.contains(victim) || failedVictims.contains(victim)) {
           continue;
         }
-        EvictionOutcome outcome = delegate.evictIfIdle(victim, cause);
+        EvictionOutcome outcome = residents.evict(victim, cause);
         if (outcome == EvictionOutcome.EVICTED) {
           evicted = true;
           break;
@@ -243,7 +287,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
 
   /** Evicts idle models after a load turned out larger than predicted; never waits. */
   private void trim(String loadedId) {
-    for (String victim : lruOrder()) {
+    for (String victim : residents.leastRecentFirst()) {
       lockOrTimeout();
       try {
         if (!overBudget(0, 0)) {
@@ -253,7 +297,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
         lock.unlock();
       }
       if (!victim.equals(loadedId) && !pinned.contains(victim)) {
-        delegate.evictIfIdle(victim, RemovalCause.BYTE_BUDGET);
+        residents.evict(victim, RemovalCause.BYTE_BUDGET);
       }
     }
   }
@@ -323,16 +367,16 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
   }
 
-  /** Follows the delegate's lifecycle; see the class comment. */
-  private final class Budget implements LifecycleListener {
+  /** The policy the manager consults; see the class comment. */
+  private final class Budget implements ResidencyPolicy {
 
     @Override
-    public void loading(String modelId, long predictedBytes) {
+    public void admit(String modelId, long predictedBytes) {
       makeRoom(modelId, Math.max(0, predictedBytes));
     }
 
     @Override
-    public void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {
+    public void loaded(String modelId, long sizeBytes) {
       boolean over;
       lock.lock();
       try {
@@ -357,7 +401,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
 
     @Override
-    public void loadFailed(String modelId, Throwable cause) {
+    public void loadFailed(String modelId) {
       lock.lock();
       try {
         Slot s = slots.get(modelId);
@@ -372,7 +416,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
 
     @Override
-    public void removed(String modelId, Model model, RemovalCause cause) {
+    public void removed(String modelId, RemovalCause cause) {
       lock.lock();
       try {
         Slot s = slots.remove(modelId);
@@ -389,6 +433,56 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     public void idle(String modelId) {
       signal();
     }
+  }
+
+  /**
+   * The periodic idle sweep of one budget, holding it weakly: a discarded budget stops being swept
+   * and costs no thread.
+   */
+  private static final class IdleSweep implements Runnable {
+    private final WeakReference<WithFixedSizeCache> cache;
+    volatile ScheduledFuture<?> schedule;
+
+    private IdleSweep(WithFixedSizeCache cache) {
+      this.cache = new WeakReference<>(cache);
+    }
+
+    /** Sweeps every tenth of the idle timeout (at least every millisecond). */
+    static void start(WithFixedSizeCache cache) {
+      ScheduledExecutorService scheduler =
+          cache.options.scheduler() != null ? cache.options.scheduler() : SharedScheduler.THREAD;
+      long periodNanos = Math.max(1_000_000, cache.options.expireAfterIdle().toNanos() / 10);
+      IdleSweep sweep = new IdleSweep(cache);
+      sweep.schedule =
+          scheduler.scheduleAtFixedRate(sweep, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void run() {
+      WithFixedSizeCache c = cache.get();
+      if (c == null) {
+        if (schedule != null) {
+          schedule.cancel(false);
+        }
+        return;
+      }
+      try {
+        c.expireIdle();
+      } catch (RuntimeException e) {
+        LOG.log(WARNING, "idle sweep failed; it runs again next period", e);
+      }
+    }
+  }
+
+  /** The daemon thread shared by every budget's idle sweep, started on first use. */
+  private static final class SharedScheduler {
+    static final ScheduledExecutorService THREAD =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "modelkeeper-idle-sweep");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /** One reserved place in the budget; guarded by {@link #lock}. */

@@ -50,6 +50,22 @@ class BudgetTest {
   }
 
   @Test
+  void aliasLoad_thenRemoveByAlias_freesTheSlotItTook() {
+    registry.add("x");
+    WithFixedSizeCache cache = cache(1, 0, Duration.ZERO);
+    cache.addModel("a", "k", "x");
+    assertThat(cache.usedSlots()).isEqualTo(1);
+
+    cache.remove("x");
+    assertThat(cache.usedSlots()).isZero();
+    cache.addModel("b", "k"); // the slot of x is free: no eviction, no refusal
+
+    assertThat(cache.keys()).containsExactly("b");
+    assertThat(cache.stats().evictionsTotal()).isZero();
+    assertThat(Invariants.check(cache, base, cache, registry)).isEmpty();
+  }
+
+  @Test
   void acquire_refreshesRecency() {
     WithFixedSizeCache cache = cache(2, 0, Duration.ofSeconds(5));
     cache.addModel("a", "k");

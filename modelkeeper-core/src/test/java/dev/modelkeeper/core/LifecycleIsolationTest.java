@@ -109,7 +109,7 @@ class LifecycleIsolationTest {
         // unknown IDs leave nothing behind
       }
       cache.remove("never-loaded");
-      cache.evictIfIdle("c", RemovalCause.COUNT_BUDGET);
+      dev.modelkeeper.core.testkit.Evictions.of(cache).evict("c", RemovalCause.COUNT_BUDGET);
     }
 
     assertThat(base.lifecycleTable()).containsExactly("b");

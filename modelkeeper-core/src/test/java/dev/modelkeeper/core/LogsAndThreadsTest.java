@@ -42,7 +42,7 @@ class LogsAndThreadsTest {
       manager.remove("never-loaded");
       manager.remove("a");
       manager.addModel("a", "key");
-      manager.evictIfIdle("a", RemovalCause.COUNT_BUDGET);
+      dev.modelkeeper.core.testkit.Evictions.of(manager).evict("a", RemovalCause.COUNT_BUDGET);
 
       assertThat(log.messages(Level.FINE))
           .containsExactly(
@@ -105,7 +105,9 @@ class LogsAndThreadsTest {
     BaseModelManager manager = manager();
     manager.addModel("a", "key");
     try (LogCapture log = LogCapture.of(BaseModelManager.class)) {
-      assertThat(manager.evictIfIdle("a", RemovalCause.COUNT_BUDGET))
+      assertThat(
+              dev.modelkeeper.core.testkit.Evictions.of(manager)
+                  .evict("a", RemovalCause.COUNT_BUDGET))
           .isEqualTo(EvictionOutcome.FAILED);
 
       LogCapture.Entry warning = log.first(e -> e.level() == Level.WARNING);

@@ -94,6 +94,7 @@ public final class ModelKeeperServer implements AutoCloseable {
             CacheOptions.builder(config.maxModels())
                 .maxBytes(config.maxBytes())
                 .capacityTimeout(config.capacityTimeout())
+                .expireAfterIdle(config.idleTimeout())
                 .build());
     ModelEvents events = new ModelEvents();
     manager.addListener(events);

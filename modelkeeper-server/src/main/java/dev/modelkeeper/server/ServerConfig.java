@@ -42,6 +42,7 @@ public final class ServerConfig {
   private final Duration lifecycleTimeout;
   private final Duration drainTimeout;
   private final Duration capacityTimeout;
+  private final Duration idleTimeout;
   private final Duration loadFailureBackoff;
   private final Duration requestTimeout;
   private final Duration shutdownTimeout;
@@ -71,6 +72,7 @@ public final class ServerConfig {
     this.lifecycleTimeout = b.lifecycleTimeout;
     this.drainTimeout = b.drainTimeout;
     this.capacityTimeout = b.capacityTimeout;
+    this.idleTimeout = b.idleTimeout;
     this.loadFailureBackoff = b.loadFailureBackoff;
     this.requestTimeout = b.requestTimeout;
     this.shutdownTimeout = b.shutdownTimeout;
@@ -151,6 +153,14 @@ public final class ServerConfig {
   /** How long a load waits for room when every resident model is busy or pinned (default 30s). */
   public Duration capacityTimeout() {
     return capacityTimeout;
+  }
+
+  /**
+   * Models unused for this long are unloaded (leased or pinned ones never); zero, the default,
+   * means never.
+   */
+  public Duration idleTimeout() {
+    return idleTimeout;
   }
 
   /**
@@ -296,6 +306,7 @@ public final class ServerConfig {
     private Duration lifecycleTimeout = Duration.ofSeconds(60);
     private Duration drainTimeout = Duration.ofSeconds(30);
     private Duration capacityTimeout = Duration.ofSeconds(30);
+    private Duration idleTimeout = Duration.ZERO;
     private Duration loadFailureBackoff = Duration.ofSeconds(1);
     private Duration requestTimeout = Duration.ofSeconds(120);
     private Duration shutdownTimeout = Duration.ofSeconds(30);
@@ -357,6 +368,11 @@ public final class ServerConfig {
 
     public Builder drainTimeout(Duration d) {
       this.drainTimeout = d;
+      return this;
+    }
+
+    public Builder idleTimeout(Duration d) {
+      this.idleTimeout = d;
       return this;
     }
 
@@ -485,6 +501,10 @@ public final class ServerConfig {
       positive("lifecycle-timeout", lifecycleTimeout);
       positive("drain-timeout", drainTimeout);
       positive("capacity-timeout", capacityTimeout);
+      if (idleTimeout == null || idleTimeout.isNegative()) {
+        throw new InvalidConfigException(
+            "idle-timeout", "must not be negative, was " + idleTimeout);
+      }
       positive("request-timeout", requestTimeout);
       positive("load-failure-backoff", loadFailureBackoff);
       positive("shutdown-timeout", shutdownTimeout);

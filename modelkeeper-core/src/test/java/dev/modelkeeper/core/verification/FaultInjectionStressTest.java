@@ -11,7 +11,9 @@ import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.ModelManagerDecorator;
 import dev.modelkeeper.core.RemovalCause;
+import dev.modelkeeper.core.Residents;
 import dev.modelkeeper.core.WithFixedSizeCache;
+import dev.modelkeeper.core.testkit.Evictions;
 import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.TestModel;
 import dev.modelkeeper.core.testkit.TestRegistry;
@@ -24,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -209,6 +212,8 @@ class FaultInjectionStressTest {
     final ModelManager top;
     final List<String> violations = new CopyOnWriteArrayList<>();
     final ExecutorService asyncPool = Executors.newFixedThreadPool(2);
+    final ScheduledExecutorService idleSweeps = Executors.newSingleThreadScheduledExecutor();
+    final Residents residents;
     volatile boolean stop;
 
     Round(int index, Variant variant, Totals totals) {
@@ -238,7 +243,12 @@ class FaultInjectionStressTest {
         case COUNT_BUDGET:
           cache =
               new WithFixedSizeCache(
-                  base, CacheOptions.builder(3).capacityTimeout(Duration.ofMillis(10)).build());
+                  base,
+                  CacheOptions.builder(3)
+                      .capacityTimeout(Duration.ofMillis(10))
+                      .expireAfterIdle(Duration.ofMillis(2))
+                      .scheduler(idleSweeps)
+                      .build());
           top = new ModelManagerDecorator(cache) {};
           break;
         case BYTE_BUDGET:
@@ -255,6 +265,7 @@ class FaultInjectionStressTest {
           cache = null;
           top = base;
       }
+      residents = Evictions.of(base);
     }
 
     List<String> run() throws InterruptedException {
@@ -286,6 +297,7 @@ class FaultInjectionStressTest {
       if (chaos.isAlive()) {
         violations.add("chaos thread did not finish");
       }
+      idleSweeps.shutdownNow();
       asyncPool.shutdown(); // abandoned async acquisitions finish (and close their leases) first
       if (!asyncPool.awaitTermination(JOIN_SECONDS, TimeUnit.SECONDS)) {
         violations.add("async acquisitions did not finish (hang)");
@@ -372,8 +384,12 @@ class FaultInjectionStressTest {
             name = "get";
             top.get(resolved(key));
           } else if (op < 92) {
-            name = "evictIfIdle";
-            top.evictIfIdle(resolved(key), RemovalCause.COUNT_BUDGET);
+            name = "evict";
+            if (cache != null && r.nextBoolean()) {
+              cache.expireIdle();
+            } else {
+              residents.evict(resolved(key), RemovalCause.COUNT_BUDGET);
+            }
           } else {
             name = "snapshots";
             top.keys();

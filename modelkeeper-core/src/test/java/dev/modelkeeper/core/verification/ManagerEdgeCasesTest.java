@@ -36,17 +36,18 @@ class ManagerEdgeCasesTest {
   }
 
   @Test
-  void evictIfIdle_eachState_reportsTheMatchingOutcome() {
+  void evict_eachState_reportsTheMatchingOutcome() {
     BaseModelManager m = manager(ManagerOptions.builder());
-    assertThat(m.evictIfIdle("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.ABSENT);
+    dev.modelkeeper.core.Residents r = dev.modelkeeper.core.testkit.Evictions.of(m);
+    assertThat(r.evict("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.ABSENT);
     m.addModel("a", "key");
     try (ModelLease lease = m.acquire("a", "key")) {
-      assertThat(m.evictIfIdle("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.BUSY);
+      assertThat(r.evict("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.BUSY);
     }
     registry.last("a").failClearWith(new IllegalStateException("stuck"));
-    assertThat(m.evictIfIdle("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.FAILED);
+    assertThat(r.evict("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.FAILED);
     registry.last("a").failClearWith(null);
-    assertThat(m.evictIfIdle("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.EVICTED);
+    assertThat(r.evict("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.EVICTED);
     assertThat(m.contains("a")).isFalse();
     assertThat(m.stats().evictions()).containsEntry(RemovalCause.COUNT_BUDGET, 1L);
   }
