@@ -96,14 +96,7 @@ final class RequestRunner {
           });
     } catch (RejectedExecutionException busy) {
       bytes.release();
-      outcome.completeExceptionally(
-          new UnavailableException(
-              workers.isShutdown()
-                  ? "the server is shutting down"
-                  : "all "
-                      + workers.getMaximumPoolSize()
-                      + " workers are busy and their queue is full",
-              BUSY_RETRY));
+      outcome.completeExceptionally(busy());
     }
     answer(ctx, outcome, requestId);
   }
@@ -158,16 +151,20 @@ final class RequestRunner {
             }
           });
     } catch (RejectedExecutionException busy) {
-      outcome.completeExceptionally(
-          new UnavailableException(
-              workers.isShutdown()
-                  ? "the server is shutting down"
-                  : "all "
-                      + workers.getMaximumPoolSize()
-                      + " workers are busy and their queue is full",
-              BUSY_RETRY));
+      outcome.completeExceptionally(busy());
     }
     answer(ctx, outcome, requestId);
+  }
+
+  /**
+   * Why a task could not be queued: the pool is shutting down, or every worker and slot is taken.
+   */
+  private UnavailableException busy() {
+    return new UnavailableException(
+        workers.isShutdown()
+            ? "the server is shutting down"
+            : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
+        BUSY_RETRY);
   }
 
   /**
@@ -190,14 +187,7 @@ final class RequestRunner {
                 }
               });
     } catch (RejectedExecutionException busy) {
-      outcome.completeExceptionally(
-          new UnavailableException(
-              workers.isShutdown()
-                  ? "the server is shutting down"
-                  : "all "
-                      + workers.getMaximumPoolSize()
-                      + " workers are busy and their queue is full",
-              BUSY_RETRY));
+      outcome.completeExceptionally(busy());
       return outcome;
     }
     outcome.whenComplete(
