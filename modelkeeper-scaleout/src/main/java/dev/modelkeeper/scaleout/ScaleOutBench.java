@@ -124,7 +124,8 @@ public final class ScaleOutBench {
       Files.createDirectories(docs.resolve("bench"));
       Files.writeString(
           docs.resolve("bench/scale-out.md"),
-          "# Scale-out benchmark\n" + section.substring(section.indexOf('\n') + 1));
+          "## Scale-out: model-affine vs round-robin replicas\n"
+              + section.substring(section.indexOf('\n') + 1));
       appendToBenchmarks(docs.resolve("BENCHMARKS.md"), section);
     }
   }
