@@ -18,11 +18,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -266,7 +266,7 @@ class HostileClientsTest {
   /** Asks {@code /v2/health/live} every 100 ms on its own connection and times each answer. */
   private static final class LiveProbe {
     private final Http http;
-    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final CountDownLatch stopped = new CountDownLatch(1);
     private final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
     private volatile long slowestNanos;
     private final long began = System.nanoTime(); // for the samples' offsets
@@ -286,7 +286,7 @@ class HostileClientsTest {
     }
 
     private void run() {
-      while (running.get()) {
+      do {
         long start = System.nanoTime();
         try {
           Http.Response r = http.get("/v2/health/live");
@@ -300,16 +300,21 @@ class HostileClientsTest {
         slowestNanos = Math.max(slowestNanos, took);
         samples.add(
             Duration.ofNanos(start - began).toMillis() + "ms:" + Duration.ofNanos(took).toMillis());
-        try {
-          Thread.sleep(100); // a polling interval, not ordering
-        } catch (InterruptedException e) {
-          return;
-        }
+      } while (!awaitStop());
+    }
+
+    /** Waits out the probing interval; true once {@link #stop} was called (or on interrupt). */
+    private boolean awaitStop() {
+      try {
+        return stopped.await(100, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return true;
       }
     }
 
     void stop() throws InterruptedException {
-      running.set(false);
+      stopped.countDown();
       thread.join(10_000);
     }
 
