@@ -1,106 +1,92 @@
 package dev.modelkeeper.core;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 
 /**
- * The exact LRU order of the registered entries of one manager: an intrusive doubly linked list of
- * {@link Node}s, least recently used first. Not thread-safe: the manager guards it with its
- * eviction lock.
+ * The exact LRU order of the registered entries of one manager, over the uses recorded so far. Each
+ * recorded use gets the next recency stamp; an entry's recency is its largest stamp. The stamps are
+ * kept in the entry's lease-count stripes ({@link LifecycleEntry#recordUse}), one per stripe of
+ * threads, so that recording the uses drained from a stripe writes only cache lines that the same
+ * threads' leases write anyway: no line moves between cores while the order is kept. The order
+ * itself is computed only when asked for ({@link #snapshot}), which the manager does when a policy
+ * looks for a victim, for diagnostics and for the idle check. Not thread-safe: the manager guards
+ * it with its eviction lock.
  */
 final class AccessOrder {
 
-  /**
-   * An entry's place in the order. A separate object from the entry, so that reordering writes no
-   * cache line that a lease reads. Fields guarded by the manager's eviction lock.
-   */
+  /** An entry's membership of the order; its field is guarded by the manager's eviction lock. */
   static final class Node {
     final LifecycleEntry entry;
-    Node older;
-    Node newer;
 
-    /** In the order: from a successful load until {@code clearCache()} returned. */
-    boolean linked;
-
-    /** Ticker time of the last recorded use, as of the last drain. */
-    long usedAt;
-
-    /** Recency stamp of the last recorded use, as of the last drain; larger is more recent. */
-    long stamp;
+    /** Its index in the order's member list; -1 when not in the order. */
+    int index = -1;
 
     Node(LifecycleEntry entry) {
       this.entry = entry;
     }
   }
 
-  private Node oldest;
-  private Node newest;
+  private final List<Node> members = new ArrayList<>();
   private long stamps;
 
-  /** Links a newly registered entry as the most recent; a linked one just moves there. */
+  /**
+   * Links a newly registered entry as the most recent (from a successful load until {@code
+   * clearCache()} returned); a linked one just becomes the most recent.
+   */
   void link(Node n, long now) {
-    if (n.linked) {
-      touch(n, now);
-      return;
+    if (n.index < 0) {
+      n.index = members.size();
+      members.add(n);
     }
-    n.linked = true;
-    append(n, now);
+    touch(n, LifecycleEntry.OWN_STRIPE, now);
   }
 
-  /** Moves a linked entry to the most recent end; ignores an entry no longer registered. */
+  /** Records a use of {@code n} by the manager itself; ignores an entry no longer registered. */
   void touch(Node n, long now) {
-    if (!n.linked) {
-      return;
-    }
-    if (newest != n) {
-      detach(n);
-      append(n, now);
-    } else {
-      n.usedAt = now;
+    touch(n, LifecycleEntry.OWN_STRIPE, now);
+  }
+
+  /**
+   * Records a use of {@code n} by a thread of lease stripe {@code stripe} at ticker time {@code
+   * now}; ignores an entry no longer registered.
+   */
+  void touch(Node n, int stripe, long now) {
+    if (n.index >= 0) {
+      n.entry.recordUse(stripe, ++stamps, now);
     }
   }
 
   void unlink(Node n) {
-    if (n.linked) {
-      detach(n);
-      n.linked = false;
+    int i = n.index;
+    if (i < 0) {
+      return;
     }
+    Node last = members.remove(members.size() - 1);
+    if (last != n) {
+      members.set(i, last);
+      last.index = i;
+    }
+    n.index = -1;
   }
 
   /** The linked entries, least recently used first. */
   List<LifecycleEntry> snapshot() {
-    List<LifecycleEntry> out = new ArrayList<>();
-    for (Node n = oldest; n != null; n = n.newer) {
-      out.add(n.entry);
+    LifecycleEntry[] out = new LifecycleEntry[members.size()];
+    long[] recency = new long[out.length];
+    Integer[] byRecency = new Integer[out.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = members.get(i).entry;
+      recency[i] = out[i].lastStamp();
+      byRecency[i] = i;
     }
-    return out;
-  }
-
-  private void append(Node n, long now) {
-    n.older = newest;
-    n.newer = null;
-    if (newest == null) {
-      oldest = n;
-    } else {
-      newest.newer = n;
+    Arrays.sort(byRecency, Comparator.comparingLong(i -> recency[i]));
+    List<LifecycleEntry> sorted = new ArrayList<>(out.length);
+    for (int i : byRecency) {
+      sorted.add(out[i]);
     }
-    newest = n;
-    n.usedAt = now;
-    n.stamp = ++stamps;
-  }
-
-  private void detach(Node n) {
-    if (n.older == null) {
-      oldest = n.newer;
-    } else {
-      n.older.newer = n.newer;
-    }
-    if (n.newer == null) {
-      newest = n.older;
-    } else {
-      n.newer.older = n.older;
-    }
-    n.older = null;
-    n.newer = null;
+    return sorted;
   }
 }

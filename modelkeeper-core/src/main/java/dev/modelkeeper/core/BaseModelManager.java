@@ -270,7 +270,7 @@ public class BaseModelManager implements ModelManager {
       try {
         long now = ticker.read();
         reads.drain(s, order, now);
-        order.touch(e.node, now);
+        order.touch(e.node, reads.leaseStripe(s), now);
       } finally {
         evictionLock.unlock();
       }
@@ -777,7 +777,7 @@ public class BaseModelManager implements ModelManager {
     try {
       drainReadsLocked();
       for (LifecycleEntry e : order.snapshot()) {
-        stamps.put(e, e.node.stamp);
+        stamps.put(e, e.lastStamp());
       }
     } finally {
       evictionLock.unlock();
@@ -885,7 +885,7 @@ public class BaseModelManager implements ModelManager {
       try {
         long now = drainReadsLocked();
         for (LifecycleEntry e : order.snapshot()) {
-          if (now - e.node.usedAt < idleNanos) {
+          if (now - e.lastUsedAt() < idleNanos) {
             break; // the rest were used more recently
           }
           if (e.leases() > 0) {

@@ -40,11 +40,23 @@ final class LifecycleEntry {
   /** {@code CLOSED | NOTIFY}; open (non-negative) only while the phase is READY. */
   final AtomicInteger flags = new AtomicInteger(CLOSED);
 
+  /** {@link #recordUse} stripe of the uses the manager records itself (a load, an idle check). */
+  static final int OWN_STRIPE = -1;
+
+  /** Offsets in a stripe's slot: the lease count, then the stripe's last recorded use. */
+  private static final int STAMP = 1;
+
+  private static final int USED_AT = 2;
+
   /**
    * Open leases, striped by thread so that leasing one model from several threads writes no shared
    * cache line. A lease increments its stripe and then reads {@link #flags}; a closer sets {@link
    * #flags} and then sums the stripes. Both are sequentially consistent, so either the lease sees
    * CLOSED and backs out or the closer sees the lease.
+   *
+   * <p>Each stripe's slot also holds the recency stamp and ticker time of the last use drained from
+   * that stripe's threads (guarded by the manager's eviction lock, see {@link AccessOrder}); the
+   * slot of {@link #OWN_STRIPE}, before the first stripe, holds the manager's own.
    */
   private final AtomicLongArray stripes = new AtomicLongArray((STRIPES + 1) * PAD);
 
@@ -54,7 +66,7 @@ final class LifecycleEntry {
   /** Non-null from a successful construction until {@code clearCache()} has returned. */
   volatile Model model;
 
-  /** This entry's place in the manager's LRU order (guarded by the manager's eviction lock). */
+  /** This entry's membership of the manager's LRU order (guarded by its eviction lock). */
   final AccessOrder.Node node = new AccessOrder.Node(this);
 
   /** Callers that reserved this generation and have not left; written only under the map bin. */
@@ -79,11 +91,46 @@ final class LifecycleEntry {
 
   /** The lease-count stripe of a thread: consecutive thread IDs spread over all stripes. */
   static int stripeOf(long threadId) {
-    return (int) ((threadId * 0x9E37_79B9_7F4A_7C15L) >>> (64 - STRIPE_BITS));
+    return stripeOfHash(threadId * 0x9E37_79B9_7F4A_7C15L);
+  }
+
+  /** The stripe of a thread whose ID hashes (as in {@link #stripeOf}) to {@code hash}. */
+  static int stripeOfHash(long hash) {
+    return (int) (hash >>> (64 - STRIPE_BITS));
   }
 
   private static int slot(int stripe) {
     return (stripe + 1) * PAD;
+  }
+
+  /**
+   * Records a use by the threads of {@code stripe} (or {@link #OWN_STRIPE}) with its recency stamp
+   * and ticker time; under the manager's eviction lock.
+   */
+  void recordUse(int stripe, long stamp, long now) {
+    int at = slot(stripe);
+    stripes.setPlain(at + STAMP, stamp);
+    stripes.setPlain(at + USED_AT, now);
+  }
+
+  /** The stamp of the last recorded use, 0 if none; under the manager's eviction lock. */
+  long lastStamp() {
+    return stripes.getPlain(slot(lastStripe()) + STAMP);
+  }
+
+  /** The ticker time of the last recorded use; under the manager's eviction lock. */
+  long lastUsedAt() {
+    return stripes.getPlain(slot(lastStripe()) + USED_AT);
+  }
+
+  private int lastStripe() {
+    int last = OWN_STRIPE;
+    for (int s = 0; s < STRIPES; s++) {
+      if (stripes.getPlain(slot(s) + STAMP) > stripes.getPlain(slot(last) + STAMP)) {
+        last = s;
+      }
+    }
+    return last;
   }
 
   /**

@@ -19,7 +19,7 @@ import java.lang.invoke.VarHandle;
 final class ReadBuffer {
 
   /** Events per stripe (a power of two). */
-  static final int CAPACITY = 32;
+  static final int CAPACITY = 128;
 
   private static final int MASK = CAPACITY - 1;
 
@@ -83,6 +83,15 @@ final class ReadBuffer {
   }
 
   /**
+   * The lease-count stripe ({@link LifecycleEntry#stripeOf}) of the threads of stripe {@code s}:
+   * both take the top bits of one hash, so with at least as many read stripes as lease stripes this
+   * is each of its threads' own lease stripe.
+   */
+  int leaseStripe(int s) {
+    return LifecycleEntry.stripeOfHash((long) s << stripeShift);
+  }
+
+  /**
    * Applies the events of stripe {@code s} to {@code order}, oldest first; under the eviction lock.
    */
   void drain(int s, AccessOrder order, long now) {
@@ -95,10 +104,11 @@ final class ReadBuffer {
     }
     if (size > 0 && size <= CAPACITY) {
       int e = (s + 1) * ELEMENT_STRIDE;
+      int leaseStripe = leaseStripe(s);
       for (long i = head; i != tail; i++) {
         Object node = ELEMENTS.getAcquire(elements, e + (int) (i & MASK));
         if (node != null) {
-          order.touch((AccessOrder.Node) node, now);
+          order.touch((AccessOrder.Node) node, leaseStripe, now);
         }
       }
     }
