@@ -205,14 +205,22 @@ public class BaseModelManager implements ModelManager {
     Objects.requireNonNull(modelId, "modelId");
     LifecycleEntry e = entries.get(modelIdAlias != null ? modelIdAlias : modelId);
     int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
-    return stripe >= 0 ? lease(e, stripe, false) : obtain(ModelKey.of(modelId, modelIdAlias), true);
+    if (stripe < 0) {
+      e = obtain(ModelKey.of(modelId, modelIdAlias), true);
+      stripe = callersStripe();
+    }
+    return lease(e, stripe);
   }
 
   @Override
   public ModelLease acquire(ModelKey key) {
     LifecycleEntry e = entries.get(key.resolvedId());
     int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
-    return stripe >= 0 ? lease(e, stripe, false) : obtain(key, true);
+    if (stripe < 0) {
+      e = obtain(key, true);
+      stripe = callersStripe();
+    }
+    return lease(e, stripe);
   }
 
   /** Builds the key and delegates; {@code apiKey} is ignored. */
@@ -233,9 +241,9 @@ public class BaseModelManager implements ModelManager {
     LifecycleEntry e = entries.get(key.resolvedId());
     int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
     if (stripe >= 0) {
-      return CompletableFuture.completedFuture(lease(e, stripe, false));
+      return CompletableFuture.completedFuture(lease(e, stripe));
     }
-    return CompletableFuture.supplyAsync(() -> obtain(key, true), executor);
+    return CompletableFuture.supplyAsync(() -> lease(obtain(key, true), callersStripe()), executor);
   }
 
   /**
@@ -251,13 +259,19 @@ public class BaseModelManager implements ModelManager {
     return stripe;
   }
 
-  /** Hands out the lease counted in {@code stripe} of {@code e}. */
-  private Lease lease(LifecycleEntry e, int stripe, boolean waited) {
-    if (waited) {
-      leaseWaits.increment();
-    }
+  /**
+   * Hands out the lease counted in {@code stripe} of {@code e}. Every acquire ends here, after its
+   * fast and slow paths have joined: with one allocation site, and leak detection off, the compiler
+   * can replace a lease that does not leave the caller's frame by its fields.
+   */
+  private Lease lease(LifecycleEntry e, int stripe) {
     recordRead(e);
     return leaks.open(this, e, stripe, e.model);
+  }
+
+  /** The stripe in which the slow path ({@link #obtain}) counts the lease it takes. */
+  private static int callersStripe() {
+    return LifecycleEntry.stripeOf(Thread.currentThread().getId());
   }
 
   /**
@@ -266,7 +280,14 @@ public class BaseModelManager implements ModelManager {
    */
   private void recordRead(LifecycleEntry e) {
     int s = reads.stripe();
-    if (!reads.offer(s, e.node) && evictionLock.tryLock()) {
+    if (!reads.offer(s, e.node)) {
+      drainFullStripe(s, e);
+    }
+  }
+
+  /** Drains stripe {@code s} and records {@code e} if the eviction lock is free at once. */
+  private void drainFullStripe(int s, LifecycleEntry e) {
+    if (evictionLock.tryLock()) {
       try {
         long now = ticker.read();
         reads.drain(s, order, now);
@@ -365,9 +386,10 @@ public class BaseModelManager implements ModelManager {
 
   /**
    * The slow path of add and acquire: waits for transitions of the identifier, loads it when
-   * absent, and returns a lease when asked for one (else null).
+   * absent, and when asked for a lease returns the entry with one counted in {@link
+   * #callersStripe()} (else null).
    */
-  private Lease obtain(ModelKey key, boolean wantLease) {
+  private LifecycleEntry obtain(ModelKey key, boolean wantLease) {
     String id = key.resolvedId();
     LifecycleEntry e = reserve(id);
     try {
@@ -376,9 +398,8 @@ public class BaseModelManager implements ModelManager {
       for (; ; ) {
         if (wantLease) {
           // lock-free first: after a load, its waiting acquires do not queue on the monitor
-          int stripe = tryLease(e);
-          if (stripe >= 0) {
-            return lease(e, stripe, waited);
+          if (tryLease(e) >= 0) {
+            return leased(e, waited);
           }
         }
         CompletableFuture<Void> transition;
@@ -390,11 +411,10 @@ public class BaseModelManager implements ModelManager {
               return null;
             }
             // it became READY after the lock-free attempt; under the monitor READY means open
-            int stripe = e.tryLease();
-            if (stripe < 0) {
+            if (e.tryLease() < 0) {
               throw new IllegalStateException("READY '" + id + "' is closed to leases");
             }
-            return lease(e, stripe, waited);
+            return leased(e, waited);
           }
           if (phase == null) {
             failures.check(id);
@@ -416,12 +436,19 @@ public class BaseModelManager implements ModelManager {
     }
   }
 
+  private LifecycleEntry leased(LifecycleEntry e, boolean waited) {
+    if (waited) {
+      leaseWaits.increment();
+    }
+    return e;
+  }
+
   /**
-   * Constructs the model of {@code e}, which the caller moved to LOADING; returns a lease taken in
-   * the same step that makes it READY when asked for one (else null), so nothing can evict it
-   * between the load and the lease.
+   * Constructs the model of {@code e}, which the caller moved to LOADING; when asked for a lease,
+   * counts one (in {@link #callersStripe()}) in the same step that makes it READY, so nothing can
+   * evict it between the load and the lease, and returns {@code e} (else null).
    */
-  private Lease load(LifecycleEntry e, ModelKey key, boolean wantLease) {
+  private LifecycleEntry load(LifecycleEntry e, ModelKey key, boolean wantLease) {
     String modelId = key.modelId();
     long start = ticker.read();
     Model model = null;
@@ -509,7 +536,7 @@ public class BaseModelManager implements ModelManager {
       LOG.log(DEBUG, () -> "loaded '" + e.id + "' in " + took / 1_000_000 + " ms");
       done.complete(null);
       announceIdle(e);
-      return stripe >= 0 ? lease(e, stripe, false) : null;
+      return stripe >= 0 ? e : null;
     } else {
       if (!(failure instanceof ModelNotFoundException)) {
         loadFailures.increment();
