@@ -228,7 +228,9 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
           usedBytes += bytes;
           return;
         }
-        if (System.nanoTime() - deadline > 0) {
+        // the first pass always looks for a victim: a zero timeout refuses only a load that
+        // finds none
+        if (waited && System.nanoTime() - deadline > 0) {
           throw reject(id, "no room before the deadline", capacityTimeoutNanos);
         }
         cause =

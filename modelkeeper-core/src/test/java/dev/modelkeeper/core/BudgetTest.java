@@ -11,8 +11,10 @@ import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.TestModel;
 import dev.modelkeeper.core.testkit.TestRegistry;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
@@ -73,6 +75,51 @@ class BudgetTest {
     cache.acquire("a", "k").close();
 
     assertThat(cache.lruOrder()).containsExactly("b", "a");
+  }
+
+  @Test
+  void aLeaseThatFindsItsReadStripeFull_drainsTheStripe_andItsOwnUseCounts() {
+    WithFixedSizeCache cache = cache(2, 0, Duration.ofSeconds(5));
+    cache.addModel("a", "k");
+    cache.addModel("b", "k");
+    cache.acquire("b", "k").close();
+    for (int i = 1; i < ReadBuffer.CAPACITY; i++) {
+      cache.acquire("a", "k").close();
+    }
+    cache.acquire("b", "k").close(); // this thread's stripe of the read buffer is full now
+
+    assertThat(cache.lruOrder()).containsExactly("a", "b");
+  }
+
+  @Test
+  void zeroCapacityTimeout_stillEvictsAnIdleVictim() {
+    WithFixedSizeCache cache = cache(1, 0, Duration.ZERO);
+    cache.addModel("a", "k");
+
+    cache.addModel("b", "k");
+
+    assertThat(cache.lruOrder()).containsExactly("b");
+    assertThat(cache.stats().evictions()).containsEntry(RemovalCause.COUNT_BUDGET, 1L);
+  }
+
+  @Test
+  void leasesTakenOnThreadsOfEveryStripe_areAllReleased_soTheModelStaysEvictable()
+      throws InterruptedException {
+    WithFixedSizeCache cache = cache(1, 0, Duration.ZERO);
+    cache.addModel("a", "k");
+    Set<Integer> stripes = new HashSet<>();
+    for (int started = 0; stripes.size() < LifecycleEntry.STRIPES && started < 500; started++) {
+      Thread t = new Thread(() -> cache.acquire("a", "k").close());
+      t.start();
+      t.join(10_000);
+      assertThat(t.isAlive()).as("a lease on a thread of its own").isFalse();
+      stripes.add(LifecycleEntry.stripeOf(t.getId()));
+    }
+    assertThat(stripes).hasSize(LifecycleEntry.STRIPES);
+
+    cache.addModel("b", "k"); // refused at once if any lease of a were still counted
+
+    assertThat(cache.lruOrder()).containsExactly("b");
   }
 
   @Test
