@@ -17,19 +17,28 @@ import java.util.List;
  */
 final class AccessOrder {
 
-  /** An entry's membership of the order; its field is guarded by the manager's eviction lock. */
+  /**
+   * An entry's membership of the order. Its serial is written under the manager's eviction lock,
+   * from linking (before the entry first becomes READY) until unlinking (after its last lease), so
+   * a thread that holds a lease of the entry reads the current value without the lock.
+   */
   static final class Node {
     final LifecycleEntry entry;
 
-    /** Its index in the order's member list; -1 when not in the order. */
-    int index = -1;
+    /** Its number in the order, from 1; 0 when not in the order. Reused after an unlink. */
+    int serial;
 
     Node(LifecycleEntry entry) {
       this.entry = entry;
     }
   }
 
-  private final List<Node> members = new ArrayList<>();
+  /** The linked nodes by serial (index 0 unused). */
+  private Node[] bySerial = new Node[16];
+
+  private int highestSerial;
+  private int[] freeSerials = new int[16];
+  private int freeCount;
   private long stamps;
 
   /**
@@ -37,9 +46,13 @@ final class AccessOrder {
    * clearCache()} returned); a linked one just becomes the most recent.
    */
   void link(Node n, long now) {
-    if (n.index < 0) {
-      n.index = members.size();
-      members.add(n);
+    if (n.serial == 0) {
+      int serial = freeCount > 0 ? freeSerials[--freeCount] : ++highestSerial;
+      if (serial == bySerial.length) {
+        bySerial = Arrays.copyOf(bySerial, 2 * serial);
+      }
+      bySerial[serial] = n;
+      n.serial = serial;
     }
     touch(n, LifecycleEntry.OWN_STRIPE, now);
   }
@@ -54,38 +67,54 @@ final class AccessOrder {
    * now}; ignores an entry no longer registered.
    */
   void touch(Node n, int stripe, long now) {
-    if (n.index >= 0) {
+    if (n.serial != 0) {
       n.entry.recordUse(stripe, ++stamps, now);
     }
   }
 
+  /** As {@link #touch(Node, int, long)} for the node with {@code serial}; ignores unknown ones. */
+  void touch(int serial, int stripe, long now) {
+    Node n = serial > 0 && serial < bySerial.length ? bySerial[serial] : null;
+    if (n != null) {
+      touch(n, stripe, now);
+    }
+  }
+
+  /**
+   * Unlinks {@code n}; its serial goes to the next entry linked, so before that link the caller
+   * applies every recorded use that may still name it.
+   */
   void unlink(Node n) {
-    int i = n.index;
-    if (i < 0) {
+    int serial = n.serial;
+    if (serial == 0) {
       return;
     }
-    Node last = members.remove(members.size() - 1);
-    if (last != n) {
-      members.set(i, last);
-      last.index = i;
+    bySerial[serial] = null;
+    if (freeCount == freeSerials.length) {
+      freeSerials = Arrays.copyOf(freeSerials, 2 * freeCount);
     }
-    n.index = -1;
+    freeSerials[freeCount++] = serial;
+    n.serial = 0;
   }
 
   /** The linked entries, least recently used first. */
   List<LifecycleEntry> snapshot() {
-    LifecycleEntry[] out = new LifecycleEntry[members.size()];
-    long[] recency = new long[out.length];
-    Integer[] byRecency = new Integer[out.length];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = members.get(i).entry;
-      recency[i] = out[i].lastStamp();
+    List<LifecycleEntry> linked = new ArrayList<>();
+    for (int serial = 1; serial <= highestSerial; serial++) {
+      if (bySerial[serial] != null) {
+        linked.add(bySerial[serial].entry);
+      }
+    }
+    long[] recency = new long[linked.size()];
+    Integer[] byRecency = new Integer[recency.length];
+    for (int i = 0; i < recency.length; i++) {
+      recency[i] = linked.get(i).lastStamp();
       byRecency[i] = i;
     }
     Arrays.sort(byRecency, Comparator.comparingLong(i -> recency[i]));
-    List<LifecycleEntry> sorted = new ArrayList<>(out.length);
+    List<LifecycleEntry> sorted = new ArrayList<>(recency.length);
     for (int i : byRecency) {
-      sorted.add(out[i]);
+      sorted.add(linked.get(i));
     }
     return sorted;
   }

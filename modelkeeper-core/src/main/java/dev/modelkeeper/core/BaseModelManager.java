@@ -280,7 +280,7 @@ public class BaseModelManager implements ModelManager {
    */
   private void recordRead(LifecycleEntry e) {
     int s = reads.stripe();
-    if (!reads.offer(s, e.node)) {
+    if (!reads.offer(s, e.node.serial)) {
       drainFullStripe(s, e);
     }
   }

@@ -5,16 +5,20 @@ import java.lang.invoke.VarHandle;
 
 /**
  * Read events of leases, striped by thread and lossy: the recency half of the hot path. A lease
- * records its entry's LRU node in its thread's stripe with a plain store and a release store of the
- * stripe's tail: no atomic read-modify-write, and no word shared by all threads. Whoever holds the
- * manager's eviction lock applies the recorded events to the LRU order: one stripe when its
- * producer finds it full, every stripe before a victim is chosen. Thread-safe for any number of
- * producers and one drainer at a time (the caller of the drain methods holds the eviction lock).
+ * records the serial of its entry's LRU node in its thread's stripe with a plain store and a
+ * release store of the stripe's tail: no atomic read-modify-write, no reference stored, and no word
+ * shared by all threads. Whoever holds the manager's eviction lock applies the recorded events to
+ * the LRU order: one stripe when its producer finds it full, every stripe before a victim is
+ * chosen. Thread-safe for any number of producers and one drainer at a time (the caller of the
+ * drain methods holds the eviction lock).
  *
  * <p>Lossy by design: two threads of one stripe may overwrite each other's event, and an event
  * offered to a full stripe whose producer cannot take the lock at once is dropped. A lost event
- * only makes the LRU order less exact; it never affects correctness, since every element is a valid
- * node and {@link AccessOrder#touch} ignores a node that is no longer linked.
+ * only makes the LRU order less exact; it never affects correctness, since {@link
+ * AccessOrder#touch} ignores a serial that names no linked node. A node is unlinked only after its
+ * last lease closed, so no event names it later, and the manager drains every stripe before it
+ * links a node (which may reuse the serial of an unlinked one): no event of an unlinked node is
+ * applied to its successor.
  */
 final class ReadBuffer {
 
@@ -31,14 +35,18 @@ final class ReadBuffer {
 
   private static final int TAIL = 8;
 
-  private static final VarHandle ELEMENTS = MethodHandles.arrayElementVarHandle(Object[].class);
+  private static final VarHandle ELEMENTS = MethodHandles.arrayElementVarHandle(int[].class);
   private static final VarHandle COUNTERS = MethodHandles.arrayElementVarHandle(long[].class);
 
   private final int stripes;
   private final int stripeShift;
 
-  /** Stripe {@code s} owns elements from {@code (s + 1) * ELEMENT_STRIDE}. */
-  private final Object[] elements;
+  /**
+   * Stripe {@code s} owns elements from {@code (s + 1) * ELEMENT_STRIDE}: serials of {@link
+   * AccessOrder} nodes, not references, so that recording a read stores no reference (whose
+   * garbage-collector barrier would cost as much as an atomic instruction).
+   */
+  private final int[] elements;
 
   /**
    * Stripe {@code s}: head at {@code (s + 1) * COUNTER_STRIDE} (written by the drainer only), tail
@@ -52,7 +60,7 @@ final class ReadBuffer {
     }
     this.stripes = stripes;
     this.stripeShift = 64 - Integer.numberOfTrailingZeros(stripes);
-    this.elements = new Object[(stripes + 1) * ELEMENT_STRIDE];
+    this.elements = new int[(stripes + 1) * ELEMENT_STRIDE];
     this.counters = new long[(stripes + 2) * COUNTER_STRIDE];
   }
 
@@ -68,16 +76,16 @@ final class ReadBuffer {
   }
 
   /**
-   * Records a read of {@code node} in stripe {@code s}; returns false when that stripe is full (the
-   * event is not recorded: the caller should drain the stripe, or drop the event).
+   * Records a read of the node with {@code serial} in stripe {@code s}; returns false when that
+   * stripe is full (the event is not recorded: the caller should drain the stripe, or drop it).
    */
-  boolean offer(int s, AccessOrder.Node node) {
+  boolean offer(int s, int serial) {
     int c = (s + 1) * COUNTER_STRIDE;
     long tail = (long) COUNTERS.getOpaque(counters, c + TAIL);
     if (tail - (long) COUNTERS.getOpaque(counters, c) >= CAPACITY) {
       return false;
     }
-    ELEMENTS.setOpaque(elements, (s + 1) * ELEMENT_STRIDE + (int) (tail & MASK), (Object) node);
+    ELEMENTS.setOpaque(elements, (s + 1) * ELEMENT_STRIDE + (int) (tail & MASK), serial);
     COUNTERS.setRelease(counters, c + TAIL, tail + 1);
     return true;
   }
@@ -106,10 +114,7 @@ final class ReadBuffer {
       int e = (s + 1) * ELEMENT_STRIDE;
       int leaseStripe = leaseStripe(s);
       for (long i = head; i != tail; i++) {
-        Object node = ELEMENTS.getAcquire(elements, e + (int) (i & MASK));
-        if (node != null) {
-          order.touch((AccessOrder.Node) node, leaseStripe, now);
-        }
+        order.touch((int) ELEMENTS.getAcquire(elements, e + (int) (i & MASK)), leaseStripe, now);
       }
     }
     // racing producers of one stripe may have moved the tail backwards: go on from where it is

@@ -63,6 +63,29 @@ class AccessOrderTest {
   }
 
   @Test
+  void aSerial_namesTheNodeLinkedUnderIt_untilItIsUnlinked_andIsReusedAfterwards() {
+    order.link(a.node, 1);
+    order.link(b.node, 2);
+    int serialOfA = a.node.serial;
+    assertThat(serialOfA).isPositive().isNotEqualTo(b.node.serial);
+
+    order.touch(serialOfA, 1, 3);
+    order.touch(0, 1, 3);
+    order.touch(1_000, 1, 3);
+    assertThat(ids()).containsExactly("b", "a");
+
+    order.unlink(a.node);
+    assertThat(a.node.serial).isZero();
+    order.touch(serialOfA, 1, 4);
+    assertThat(ids()).containsExactly("b");
+
+    order.link(c.node, 5);
+    assertThat(c.node.serial).isEqualTo(serialOfA);
+    order.touch(b.node, 1, 6);
+    assertThat(ids()).containsExactly("c", "b");
+  }
+
+  @Test
   void aReadBufferStripe_recordsIntoItsThreadsLeaseStripe() {
     for (int stripes : new int[] {4, 8, 64}) {
       ReadBuffer reads = new ReadBuffer(stripes);
