@@ -7,10 +7,6 @@ import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.ServerConfig;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +19,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -241,20 +238,13 @@ public final class BatchingBench {
 
   /** {@code clients} closed-loop clients for {@code seconds}; each request must answer 200. */
   static Point load(ModelKeeperServer server, String model, byte[] body, int clients, int seconds) {
-    HttpClient http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5))
-            .build();
-    URI uri = URI.create("http://127.0.0.1:" + server.port() + "/v2/models/" + model + "/infer");
-    int headerLength = headerLength(body);
-    HttpRequest request =
-        HttpRequest.newBuilder(uri)
-            .timeout(Duration.ofSeconds(30))
-            .header("Content-Type", "application/octet-stream")
-            .header("Inference-Header-Content-Length", Integer.toString(headerLength))
-            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-            .build();
+    String path = "/v2/models/" + model + "/infer";
+    Map<String, String> headers =
+        Map.of(
+            "Content-Type",
+            "application/octet-stream",
+            "Inference-Header-Content-Length",
+            Integer.toString(headerLength(body)));
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong failures = new AtomicLong();
     List<Latencies> parts = new ArrayList<>();
@@ -266,25 +256,27 @@ public final class BatchingBench {
       Thread t =
           new Thread(
               () -> {
+                // one keep-alive connection per client, its I/O done by this thread (see the
+                // report's note on the load generator)
+                BlockingHttpClient http =
+                    new BlockingHttpClient("127.0.0.1", server.port(), Duration.ofSeconds(30));
                 try {
                   while (!stop.get()) {
                     long s = System.nanoTime();
                     try {
-                      HttpResponse<byte[]> r =
-                          http.send(request, HttpResponse.BodyHandlers.ofByteArray());
-                      if (r.statusCode() != 200) {
+                      BlockingHttpClient.Response r = http.post(path, headers, body);
+                      if (r.status() != 200) {
                         failures.incrementAndGet();
                       } else if (!stop.get()) {
                         l.record(System.nanoTime() - s);
                       }
                     } catch (IOException e) {
                       failures.incrementAndGet();
-                    } catch (InterruptedException e) {
-                      Thread.currentThread().interrupt();
-                      return;
+                      closeQuietly(http); // the next request opens a fresh connection
                     }
                   }
                 } finally {
+                  closeQuietly(http);
                   done.countDown();
                 }
               },
@@ -305,6 +297,14 @@ public final class BatchingBench {
     double elapsed = (System.nanoTime() - start) / 1e9;
     long[] sorted = Latencies.mergeSorted(parts);
     return new Point(sorted.length, failures.get(), Math.min(elapsed, seconds), sorted);
+  }
+
+  private static void closeQuietly(BlockingHttpClient http) {
+    try {
+      http.close();
+    } catch (IOException e) {
+      // the connection is gone either way
+    }
   }
 
   /** A binary-extension request body: a JSON header, then the tensor's little-endian bytes. */
@@ -417,8 +417,10 @@ public final class BatchingBench {
             Math.max(1, Duration.between(started, Instant.now()).toMinutes())));
     sb.append("The demo's `convnet` (FP32 `[-1, 3, 64, 64]` in, three conv/ReLU/max-pool blocks, a")
         .append(" 2048-unit dense layer, 10 classes) over loopback REST with the binary tensor")
-        .append(
-            " extension, closed-loop clients in the same JVM as the server. Off: `max_batch_size` 1,")
+        .append(" extension, closed-loop clients in the same JVM as the server, each with one")
+        .append(" keep-alive connection over a plain socket on which it does its own I/O")
+        .append(" (`BlockingHttpClient`, as load generators such as wrk do, so the client adds no")
+        .append(" thread hand-offs of its own). Off: `max_batch_size` 1,")
         .append(" `max_concurrency` 2 (a run per core); on: `max_batch_size` ")
         .append(CONV_BATCH)
         .append(", `max_queue_delay` ")
