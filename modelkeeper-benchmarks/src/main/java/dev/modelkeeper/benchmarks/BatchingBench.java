@@ -530,6 +530,19 @@ public final class BatchingBench {
           .append(" load generator, which here share the same two cores, partly taken by other")
           .append(" processes; the end-to-end ratio is therefore below the in-process one.\n");
     }
+    if (isolation > 2) {
+      sb.append("\nWhere iris's tail goes: the two models do not share a queue, a worker or a")
+          .append(" model thread (iris runs on the worker that decoded it, convnet's batches on")
+          .append(" its own executor, one at a time), but they share the two cores. One core")
+          .append(" runs convnet's batches; the other receives, decodes and answers its requests")
+          .append(" and runs its 64 load-generating clients, so a request of iris often finds")
+          .append(" both cores busy and waits for the scheduler, a wait of the order of a")
+          .append(" millisecond that sets its p99; young collections of the garbage convnet's")
+          .append(" 48 KB tensors leave (pauses of 5 to 10 ms about twice a second, seen with")
+          .append(" `-Xlog:gc`) add rarer outliers. Holding iris within 2x of its idle p99 needs")
+          .append(" a core the saturating")
+          .append(" load cannot take (more cores, or the load generated on another machine).\n");
+    }
     return sb.toString();
   }
 }

@@ -64,10 +64,26 @@ public final class BlockingHttpClient implements Closeable {
    * @throws IOException when the connection fails or the response is malformed
    */
   public Response post(String path, Map<String, String> headers, byte[] body) throws IOException {
+    return send("POST", path, headers, body);
+  }
+
+  /**
+   * GETs {@code path} and reads the whole response.
+   *
+   * @throws IOException when the connection fails or the response is malformed
+   */
+  public Response get(String path) throws IOException {
+    return send("GET", path, Map.of(), null);
+  }
+
+  private Response send(String method, String path, Map<String, String> headers, byte[] body)
+      throws IOException {
     StringBuilder head = new StringBuilder(128);
-    head.append("POST ").append(path).append(" HTTP/1.1\r\n");
+    head.append(method).append(' ').append(path).append(" HTTP/1.1\r\n");
     head.append("Host: ").append(host).append(':').append(port).append("\r\n");
-    head.append("Content-Length: ").append(body.length).append("\r\n");
+    if (body != null) {
+      head.append("Content-Length: ").append(body.length).append("\r\n");
+    }
     headers.forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
     head.append("\r\n");
     byte[] headBytes = head.toString().getBytes(StandardCharsets.ISO_8859_1);
@@ -89,7 +105,9 @@ public final class BlockingHttpClient implements Closeable {
       connect();
     }
     out.write(head);
-    out.write(body);
+    if (body != null) {
+      out.write(body);
+    }
     out.flush();
     String status = line();
     if (status == null) {

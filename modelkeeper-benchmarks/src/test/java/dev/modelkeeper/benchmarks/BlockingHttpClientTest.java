@@ -103,6 +103,22 @@ class BlockingHttpClientTest {
   }
 
   @Test
+  void get_thenPost_onOneConnection() throws Exception {
+    try (BlockingHttpClient http = client()) {
+      BlockingHttpClient.Response live = http.get("/v2/health/live");
+      assertThat(live.status()).isEqualTo(200);
+      assertThat(JSON.readTree(live.body()).path("live").asBoolean()).isTrue();
+      assertThat(
+              http.post(
+                      "/v2/models/iris/infer",
+                      Map.of("Content-Type", "application/json"),
+                      IRIS_JSON)
+                  .status())
+          .isEqualTo(200);
+    }
+  }
+
+  @Test
   void post_errorStatus_isReturnedWithItsBody() throws Exception {
     try (BlockingHttpClient http = client()) {
       BlockingHttpClient.Response r =
