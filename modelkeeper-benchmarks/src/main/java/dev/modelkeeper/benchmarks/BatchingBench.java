@@ -77,11 +77,16 @@ public final class BatchingBench {
     CpuSample cpuBefore = CpuSample.now();
     Path work = Files.createTempDirectory("modelkeeper-batching-bench");
     Path off = repository(work.resolve("off"), new ModelConfig.Execution(1, 0, List.of(), 2, 1, 1));
-    // each setting at its best concurrency on two cores: single runs use both cores, while
-    // batched runs are the parallelism (one run at a time keeps the batches whole)
+    // each setting at its best concurrency on two cores: a run per core (with batching, two
+    // batches at once measured higher than one at a time)
     Path on =
         repository(
             work.resolve("on"),
+            new ModelConfig.Execution(CONV_BATCH, CONV_DELAY_MICROS, List.of(), 2, 1, 1));
+    // isolation: the saturated convnet capped at one run at a time, one core
+    Path capped =
+        repository(
+            work.resolve("capped"),
             new ModelConfig.Execution(CONV_BATCH, CONV_DELAY_MICROS, List.of(), 1, 1, 1));
     byte[] convBody = convRequest();
     byte[] irisBody = irisRequest();
@@ -112,7 +117,7 @@ public final class BatchingBench {
     Point irisIdle;
     Point irisBusy;
     Point convBusy;
-    try (ModelKeeperServer server = start(on)) {
+    try (ModelKeeperServer server = start(capped)) {
       warm(server, "convnet", convBody);
       warm(server, "iris", irisBody);
       irisIdle = load(server, "iris", irisBody, 1, seconds);
@@ -425,9 +430,9 @@ public final class BatchingBench {
         .append(CONV_BATCH)
         .append(", `max_queue_delay` ")
         .append(CONV_DELAY_MICROS)
-        .append(" µs, `max_concurrency` 1")
-        .append(" (one whole batch at a time; 2 split the queue into smaller batches and measured")
-        .append(" lower); one intra-op thread each.")
+        .append(" µs, `max_concurrency` 2 (a batch per core; one batch at a time measured lower,")
+        .append(" since it leaves the second core to the HTTP side alone); one intra-op thread")
+        .append(" each.")
         .append(" Figures pool every round of a setting.\n\n");
     sb.append(
         String.format(
