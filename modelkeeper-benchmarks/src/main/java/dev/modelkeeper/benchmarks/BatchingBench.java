@@ -7,10 +7,6 @@ import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.ServerConfig;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +19,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -80,11 +77,16 @@ public final class BatchingBench {
     CpuSample cpuBefore = CpuSample.now();
     Path work = Files.createTempDirectory("modelkeeper-batching-bench");
     Path off = repository(work.resolve("off"), new ModelConfig.Execution(1, 0, List.of(), 2, 1, 1));
-    // each setting at its best concurrency on two cores: single runs use both cores, while
-    // batched runs are the parallelism (one run at a time keeps the batches whole)
+    // each setting at its best concurrency on two cores: a run per core (with batching, two
+    // batches at once measured higher than one at a time)
     Path on =
         repository(
             work.resolve("on"),
+            new ModelConfig.Execution(CONV_BATCH, CONV_DELAY_MICROS, List.of(), 2, 1, 1));
+    // isolation: the saturated convnet capped at one run at a time, one core
+    Path capped =
+        repository(
+            work.resolve("capped"),
             new ModelConfig.Execution(CONV_BATCH, CONV_DELAY_MICROS, List.of(), 1, 1, 1));
     byte[] convBody = convRequest();
     byte[] irisBody = irisRequest();
@@ -115,7 +117,7 @@ public final class BatchingBench {
     Point irisIdle;
     Point irisBusy;
     Point convBusy;
-    try (ModelKeeperServer server = start(on)) {
+    try (ModelKeeperServer server = start(capped)) {
       warm(server, "convnet", convBody);
       warm(server, "iris", irisBody);
       irisIdle = load(server, "iris", irisBody, 1, seconds);
@@ -241,20 +243,13 @@ public final class BatchingBench {
 
   /** {@code clients} closed-loop clients for {@code seconds}; each request must answer 200. */
   static Point load(ModelKeeperServer server, String model, byte[] body, int clients, int seconds) {
-    HttpClient http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5))
-            .build();
-    URI uri = URI.create("http://127.0.0.1:" + server.port() + "/v2/models/" + model + "/infer");
-    int headerLength = headerLength(body);
-    HttpRequest request =
-        HttpRequest.newBuilder(uri)
-            .timeout(Duration.ofSeconds(30))
-            .header("Content-Type", "application/octet-stream")
-            .header("Inference-Header-Content-Length", Integer.toString(headerLength))
-            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-            .build();
+    String path = "/v2/models/" + model + "/infer";
+    Map<String, String> headers =
+        Map.of(
+            "Content-Type",
+            "application/octet-stream",
+            "Inference-Header-Content-Length",
+            Integer.toString(headerLength(body)));
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong failures = new AtomicLong();
     List<Latencies> parts = new ArrayList<>();
@@ -266,25 +261,27 @@ public final class BatchingBench {
       Thread t =
           new Thread(
               () -> {
+                // one keep-alive connection per client, its I/O done by this thread (see the
+                // report's note on the load generator)
+                BlockingHttpClient http =
+                    new BlockingHttpClient("127.0.0.1", server.port(), Duration.ofSeconds(30));
                 try {
                   while (!stop.get()) {
                     long s = System.nanoTime();
                     try {
-                      HttpResponse<byte[]> r =
-                          http.send(request, HttpResponse.BodyHandlers.ofByteArray());
-                      if (r.statusCode() != 200) {
+                      BlockingHttpClient.Response r = http.post(path, headers, body);
+                      if (r.status() != 200) {
                         failures.incrementAndGet();
                       } else if (!stop.get()) {
                         l.record(System.nanoTime() - s);
                       }
                     } catch (IOException e) {
                       failures.incrementAndGet();
-                    } catch (InterruptedException e) {
-                      Thread.currentThread().interrupt();
-                      return;
+                      closeQuietly(http); // the next request opens a fresh connection
                     }
                   }
                 } finally {
+                  closeQuietly(http);
                   done.countDown();
                 }
               },
@@ -305,6 +302,14 @@ public final class BatchingBench {
     double elapsed = (System.nanoTime() - start) / 1e9;
     long[] sorted = Latencies.mergeSorted(parts);
     return new Point(sorted.length, failures.get(), Math.min(elapsed, seconds), sorted);
+  }
+
+  private static void closeQuietly(BlockingHttpClient http) {
+    try {
+      http.close();
+    } catch (IOException e) {
+      // the connection is gone either way
+    }
   }
 
   /** A binary-extension request body: a JSON header, then the tensor's little-endian bytes. */
@@ -417,15 +422,17 @@ public final class BatchingBench {
             Math.max(1, Duration.between(started, Instant.now()).toMinutes())));
     sb.append("The demo's `convnet` (FP32 `[-1, 3, 64, 64]` in, three conv/ReLU/max-pool blocks, a")
         .append(" 2048-unit dense layer, 10 classes) over loopback REST with the binary tensor")
-        .append(
-            " extension, closed-loop clients in the same JVM as the server. Off: `max_batch_size` 1,")
+        .append(" extension, closed-loop clients in the same JVM as the server, each with one")
+        .append(" keep-alive connection over a plain socket on which it does its own I/O")
+        .append(" (`BlockingHttpClient`, as load generators such as wrk do, so the client adds no")
+        .append(" thread hand-offs of its own). Off: `max_batch_size` 1,")
         .append(" `max_concurrency` 2 (a run per core); on: `max_batch_size` ")
         .append(CONV_BATCH)
         .append(", `max_queue_delay` ")
         .append(CONV_DELAY_MICROS)
-        .append(" µs, `max_concurrency` 1")
-        .append(" (one whole batch at a time; 2 split the queue into smaller batches and measured")
-        .append(" lower); one intra-op thread each.")
+        .append(" µs, `max_concurrency` 2 (a batch per core; one batch at a time measured lower,")
+        .append(" since it leaves the second core to the HTTP side alone); one intra-op thread")
+        .append(" each.")
         .append(" Figures pool every round of a setting.\n\n");
     sb.append(
         String.format(
@@ -527,6 +534,19 @@ public final class BatchingBench {
               " (the floor above), not the per-request cost of HTTP, decoding, encoding and the")
           .append(" load generator, which here share the same two cores, partly taken by other")
           .append(" processes; the end-to-end ratio is therefore below the in-process one.\n");
+    }
+    if (isolation > 2) {
+      sb.append("\nWhere iris's tail goes: the two models do not share a queue, a worker or a")
+          .append(" model thread (iris runs on the worker that decoded it, convnet's batches on")
+          .append(" its own executor, one at a time), but they share the two cores. One core")
+          .append(" runs convnet's batches; the other receives, decodes and answers its requests")
+          .append(" and runs its 64 load-generating clients, so a request of iris often finds")
+          .append(" both cores busy and waits for the scheduler, a wait of the order of a")
+          .append(" millisecond that sets its p99; young collections of the garbage convnet's")
+          .append(" 48 KB tensors leave (pauses of 5 to 10 ms about twice a second, seen with")
+          .append(" `-Xlog:gc`) add rarer outliers. Holding iris within 2x of its idle p99 needs")
+          .append(" a core the saturating")
+          .append(" load cannot take (more cores, or the load generated on another machine).\n");
     }
     return sb.toString();
   }

@@ -47,10 +47,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * Triton's repository methods, over the same inference path, repository operations, bearer token
  * and error mapping as the REST API. Thread-safe.
  *
- * <p>Calls that may load, run or unload a model run on the server's worker pool and are bounded by
- * the request timeout; a call whose client cancels it or whose deadline passes is answered by gRPC
- * at once and its worker is interrupted, so a wait for a load or a lease stops. Messages larger
- * than the request size limit are refused with RESOURCE_EXHAUSTED before they are read.
+ * <p>Handlers run on the transport's event-loop threads and never block there: calls that may load,
+ * run or unload a model run on the server's worker pool (one hand-off) and are bounded by the
+ * request timeout; a call whose client cancels it or whose deadline passes is answered by gRPC at
+ * once and its worker is interrupted, so a wait for a load or a lease stops. Messages larger than
+ * the request size limit are refused with RESOURCE_EXHAUSTED before they are read.
  */
 final class GrpcEndpoint {
 
@@ -104,6 +105,9 @@ final class GrpcEndpoint {
         };
     Server server =
         NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
+            // handlers never block (anything slow goes to the worker pool), so they run on the
+            // transport's thread instead of being handed to another executor first
+            .directExecutor()
             .maxInboundMessageSize(maxMessageBytes)
             .addService(ServerInterceptors.intercept(service, authorize))
             .build()

@@ -144,7 +144,12 @@ final class InferRequestDecoder {
     ByteBuffer binary = null;
     if (binaryLength >= 0) {
       bytes.reserve(binaryLength);
-      binary = ByteBuffer.wrap(body.readNBytes((int) binaryLength)).order(ByteOrder.LITTLE_ENDIAN);
+      // a view of the received body when it can be (no copy), else the bytes read out of it
+      binary =
+          (body instanceof RequestBody.Stream
+                  ? ((RequestBody.Stream) body).readBuffer((int) binaryLength)
+                  : ByteBuffer.wrap(body.readNBytes((int) binaryLength)))
+              .order(ByteOrder.LITTLE_ENDIAN);
       if (binary.remaining() != binaryLength) {
         throw new BadRequestException("the request body ended before its binary data");
       }

@@ -37,12 +37,14 @@ final class InferenceService {
   /**
    * Per-model execution that queues a request and completes later (the server's {@link
    * ModelExecutors}); cancelling the returned future withdraws the request. Implementations are
-   * thread-safe and never block.
+   * thread-safe and never block, except to run the request on the calling thread when {@code
+   * mayRunHere} and it can run at once (then the future is complete on return).
    */
   @FunctionalInterface
   interface AsyncExecution {
     /** Queues {@code request} on {@code target}; {@code deadlineNanos} is a nanoTime instant. */
-    CompletableFuture<Outcome> start(ModelTarget target, InferRequest request, long deadlineNanos);
+    CompletableFuture<Outcome> start(
+        ModelTarget target, InferRequest request, long deadlineNanos, boolean mayRunHere);
   }
 
   /**
@@ -89,19 +91,18 @@ final class InferenceService {
     return new InferenceService(resolver, blocking(async, timeout), async);
   }
 
-  /** {@link #inferAsync(String, ModelTarget, InferRequest, long)} on model {@code name}. */
-  CompletableFuture<Result> inferAsync(
-      String name, String version, InferRequest request, long deadlineNanos) {
-    return inferAsync(name, resolver.resolve(name, version), request, deadlineNanos);
-  }
-
   /**
    * Starts {@code request} on {@code target} without blocking the caller when execution is queued
    * (else runs it now); cancelling the returned future withdraws a queued request. {@code
-   * deadlineNanos} is the nanoTime instant the request times out.
+   * deadlineNanos} is the nanoTime instant the request times out. With {@code mayRunHere}, a
+   * request that can run at once runs on the calling thread (no hand-off) before this returns.
    */
   CompletableFuture<Result> inferAsync(
-      String name, ModelTarget target, InferRequest request, long deadlineNanos) {
+      String name,
+      ModelTarget target,
+      InferRequest request,
+      long deadlineNanos,
+      boolean mayRunHere) {
     if (async == null) {
       try {
         return CompletableFuture.completedFuture(infer(name, target, request));
@@ -109,17 +110,20 @@ final class InferenceService {
         return CompletableFuture.failedFuture(e);
       }
     }
-    CompletableFuture<Outcome> started = async.start(target, request, deadlineNanos);
+    CompletableFuture<Outcome> started = async.start(target, request, deadlineNanos, mayRunHere);
     CompletableFuture<Result> result = started.thenApply(o -> new Result(name, request, o));
     result.whenComplete((r, t) -> started.cancel(false)); // withdraws it when the caller cancels
     return result;
   }
 
-  /** Waits for queued execution, at most until the request's deadline. */
+  /**
+   * Waits for queued execution, at most until the request's deadline; a request that can run at
+   * once runs on the waiting thread, since it would only wait for another thread to run it.
+   */
   private static Execution blocking(AsyncExecution async, Duration timeout) {
     return (target, request) -> {
       long deadline = System.nanoTime() + timeout.toNanos();
-      CompletableFuture<Outcome> f = async.start(target, request, deadline);
+      CompletableFuture<Outcome> f = async.start(target, request, deadline, true);
       try {
         return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {

@@ -35,7 +35,10 @@ import java.util.function.Function;
  * or has a preferred size, or once the oldest call has waited {@code maxQueueDelay}, or at the
  * earliest deadline among its calls, whichever comes first; otherwise the timer is armed for that
  * instant. Runs execute on the injected {@link Executor}, under one lease taken by {@link
- * ModelAccess} for the whole run (the model cannot be evicted or unloaded mid-batch).
+ * ModelAccess} for the whole run (the model cannot be evicted or unloaded mid-batch); except that a
+ * run of just the call being submitted, on a resident model, runs on the submitting thread when its
+ * caller allows it (it holds one of the {@code maxConcurrency} slots like any run): a thread
+ * hand-off costs more than a small model's whole run.
  *
  * <p><b>Invariants.</b> Every call's future completes exactly once (result, failure, expiry,
  * rejection or cancellation by its caller). A call whose deadline passes while queued is failed 503
@@ -57,6 +60,14 @@ final class ModelExecutor {
   @FunctionalInterface
   interface ModelAccess {
     void withModel(ModelTarget target, Consumer<InferenceModel> work);
+
+    /**
+     * As {@link #withModel} when the model is resident; returns false, having run nothing and
+     * started no load, when it is not. The default never leases.
+     */
+    default boolean withModelIfResident(ModelTarget target, Consumer<InferenceModel> work) {
+      return false;
+    }
   }
 
   /** Schedules a task after a delay; a task may run late, never early. Must be thread-safe. */
@@ -150,6 +161,20 @@ final class ModelExecutor {
    */
   CompletableFuture<Map<String, Tensor>> submit(
       ModelTarget target, Map<String, Tensor> inputs, Set<String> outputs, long deadline) {
+    return submit(target, inputs, outputs, deadline, false);
+  }
+
+  /**
+   * As {@link #submit(ModelTarget, Map, Set, long)}; with {@code mayRunHere}, a call that can run
+   * at once and alone on a resident model runs on the calling thread, and the future is complete on
+   * return (the caller then waits for the model's run, never for a slot, a batch or a load).
+   */
+  CompletableFuture<Map<String, Tensor>> submit(
+      ModelTarget target,
+      Map<String, Tensor> inputs,
+      Set<String> outputs,
+      long deadline,
+      boolean mayRunHere) {
     long now = ticker.read();
     Call call =
         new Call(
@@ -161,6 +186,7 @@ final class ModelExecutor {
             now,
             deadline);
     Work work = new Work();
+    work.caller = mayRunHere ? call : null;
     lock.lock();
     try {
       ExecutionSettings s = plan.settings();
@@ -342,19 +368,34 @@ final class ModelExecutor {
     }
   }
 
-  private void run(List<Call> batch) {
+  /**
+   * Runs {@code batch} in the slot dispatch took for it, then gives the slot back and answers the
+   * calls. With {@code onlyIfResident}, runs only when the model can be leased without waiting and
+   * otherwise returns false having done nothing (the slot is still taken).
+   */
+  private boolean run(List<Call> batch, boolean onlyIfResident) {
     long start = ticker.read();
     List<Runnable> answers = new ArrayList<>(batch.size());
+    boolean ran = true;
     try {
       List<Call> live = new ArrayList<>(batch.size());
       for (Call c : batch) {
-        metrics.waited(start - c.enqueued);
         if (!c.result.isDone()) {
           live.add(c);
         }
       }
       if (!live.isEmpty()) {
-        access.withModel(live.get(0).target, model -> execute(model, live, answers));
+        Consumer<InferenceModel> work = model -> execute(model, live, answers);
+        if (onlyIfResident) {
+          ran = access.withModelIfResident(live.get(0).target, work);
+        } else {
+          access.withModel(live.get(0).target, work);
+        }
+      }
+      if (ran) {
+        for (Call c : batch) {
+          metrics.waited(start - c.enqueued);
+        }
       }
     } catch (Throwable t) {
       answers.clear();
@@ -365,19 +406,22 @@ final class ModelExecutor {
         throw (Error) t;
       }
     } finally {
-      Work work = new Work();
-      lock.lock();
-      try {
-        running--;
-        dispatch(ticker.read(), work);
-      } finally {
-        lock.unlock();
+      if (ran) {
+        Work work = new Work();
+        lock.lock();
+        try {
+          running--;
+          dispatch(ticker.read(), work);
+        } finally {
+          lock.unlock();
+        }
+        work.perform();
+        // answered after the slot is free: the callers' encoding and writing (which runs in the
+        // completion) overlaps the next run instead of delaying it
+        answers.forEach(Runnable::run);
       }
-      work.perform();
-      // answered after the slot is free: the callers' encoding and writing (which runs in the
-      // completion) overlaps the next run instead of delaying it
-      answers.forEach(Runnable::run);
     }
+    return ran;
   }
 
   /**
@@ -478,6 +522,9 @@ final class ModelExecutor {
     long timerDelay = -1;
     boolean rejected;
 
+    /** The call being submitted on this thread; a run of it alone may run here. */
+    Call caller;
+
     void perform() {
       if (rejected) {
         metrics.rejected();
@@ -491,22 +538,35 @@ final class ModelExecutor {
       if (timerDelay >= 0) {
         timer.schedule(ModelExecutor.this::onTimer, timerDelay);
       }
+      List<Call> here = null;
       for (List<Call> batch : runs) {
-        try {
-          executor.execute(() -> run(batch));
-        } catch (RejectedExecutionException e) {
-          for (Call c : batch) {
-            c.result.completeExceptionally(
-                new UnavailableException("the server is shutting down", RETRY_AFTER));
-          }
-          lock.lock();
-          try {
-            running--;
-            signalIfIdle();
-          } finally {
-            lock.unlock();
-          }
+        if (batch.size() == 1 && batch.get(0) == caller) {
+          here = batch;
+        } else {
+          handOff(batch);
         }
+      }
+      if (here != null && !run(here, true)) {
+        handOff(here);
+      }
+    }
+  }
+
+  /** Hands a run that holds a slot to the executor. */
+  private void handOff(List<Call> batch) {
+    try {
+      executor.execute(() -> run(batch, false));
+    } catch (RejectedExecutionException e) {
+      for (Call c : batch) {
+        c.result.completeExceptionally(
+            new UnavailableException("the server is shutting down", RETRY_AFTER));
+      }
+      lock.lock();
+      try {
+        running--;
+        signalIfIdle();
+      } finally {
+        lock.unlock();
       }
     }
   }

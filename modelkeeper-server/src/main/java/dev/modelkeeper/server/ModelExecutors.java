@@ -16,6 +16,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -72,9 +73,23 @@ final class ModelExecutors {
 
   /** Access that leases the model from {@code manager} for the whole of each run. */
   static ModelExecutor.ModelAccess leasing(ModelManager manager) {
-    return (target, work) -> {
-      try (ModelLease lease = manager.acquire(target.modelId(), null, target.alias())) {
-        work.accept(InferenceService.inferenceModel(lease));
+    return new ModelExecutor.ModelAccess() {
+      @Override
+      public void withModel(ModelTarget target, Consumer<InferenceModel> work) {
+        try (ModelLease lease = manager.acquire(target.modelId(), null, target.alias())) {
+          work.accept(InferenceService.inferenceModel(lease));
+        }
+      }
+
+      @Override
+      public boolean withModelIfResident(ModelTarget target, Consumer<InferenceModel> work) {
+        // starts no load: a model that must load is loaded by a run on the model's executor (one
+        // evicted between this check and the lease is loaded here, the rare exception)
+        if (!manager.contains(target.modelId())) {
+          return false;
+        }
+        withModel(target, work);
+        return true;
       }
     };
   }
@@ -102,14 +117,24 @@ final class ModelExecutors {
    */
   CompletableFuture<Map<String, Tensor>> infer(
       ModelTarget target, Map<String, Tensor> inputs, Set<String> outputs, long deadline) {
-    return executor(target.key()).submit(target, inputs, outputs, deadline);
+    return infer(target, inputs, outputs, deadline, false);
+  }
+
+  /** As {@link #infer(ModelTarget, Map, Set, long)}, on this thread when {@code mayRunHere}. */
+  CompletableFuture<Map<String, Tensor>> infer(
+      ModelTarget target,
+      Map<String, Tensor> inputs,
+      Set<String> outputs,
+      long deadline,
+      boolean mayRunHere) {
+    return executor(target.key()).submit(target, inputs, outputs, deadline, mayRunHere);
   }
 
   /** This as the inference path's queued execution (deadlines are {@link System#nanoTime()}). */
   InferenceService.AsyncExecution execution() {
-    return (target, request, deadline) -> {
+    return (target, request, deadline, mayRunHere) -> {
       CompletableFuture<Map<String, Tensor>> run =
-          infer(target, request.inputs(), request.outputs(), deadline);
+          infer(target, request.inputs(), request.outputs(), deadline, mayRunHere);
       CompletableFuture<InferenceService.Outcome> outcome =
           run.thenApply(outputs -> new InferenceService.Outcome(target.version(), outputs));
       outcome.whenComplete((r, t) -> run.cancel(false)); // withdraws it when the caller cancels

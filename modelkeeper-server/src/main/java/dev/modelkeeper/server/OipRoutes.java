@@ -182,13 +182,14 @@ final class OipRoutes {
     RequestBody body = RequestBody.of(ctx);
     runner.submitAsync(
         ctx,
-        deadline -> {
+        (deadline, mayRunModel) -> {
           ModelTarget target = resolver.resolve(name, version);
           InferRequest request =
               decoder.decode(body.stream(), body.length(), body.bytes(), headerLength);
-          // queued on the model's own executor; this worker is free meanwhile
+          // run here when the model has a free slot (and this worker may), else queued on the
+          // model's own executor, this worker free meanwhile
           return inference
-              .inferAsync(name, target, request, deadline)
+              .inferAsync(name, target, request, deadline, mayRunModel)
               .thenApply(responses::inferResponse);
         });
   }

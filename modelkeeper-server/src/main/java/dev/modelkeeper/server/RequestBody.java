@@ -83,41 +83,81 @@ final class RequestBody {
   }
 
   /** A fresh stream over the whole body. */
-  InputStream stream() {
-    List<ByteBuffer> buffers = buffers();
-    return new InputStream() {
-      private int index;
+  Stream stream() {
+    return new Stream(buffers());
+  }
 
-      @Override
-      public int read() {
-        ByteBuffer b = current();
-        return b == null ? -1 : b.get() & 0xff;
-      }
+  /**
+   * A stream over the body's blocks that can also hand out the next bytes without copying them. Not
+   * thread-safe: one reader.
+   */
+  static final class Stream extends InputStream {
+    private final List<ByteBuffer> buffers;
+    private int index;
 
-      @Override
-      public int read(byte[] dst, int off, int len) {
-        if (len == 0) {
-          return 0;
-        }
-        ByteBuffer b = current();
-        if (b == null) {
-          return -1;
-        }
-        int n = Math.min(len, b.remaining());
-        b.get(dst, off, n);
-        return n;
-      }
+    private Stream(List<ByteBuffer> buffers) {
+      this.buffers = buffers;
+    }
 
-      private ByteBuffer current() {
-        while (index < buffers.size()) {
-          ByteBuffer b = buffers.get(index);
-          if (b.hasRemaining()) {
-            return b;
-          }
-          buffers.set(index++, null);
-        }
-        return null;
+    @Override
+    public int read() {
+      ByteBuffer b = current();
+      return b == null ? -1 : b.get() & 0xff;
+    }
+
+    @Override
+    public int read(byte[] dst, int off, int len) {
+      if (len == 0) {
+        return 0;
       }
-    };
+      ByteBuffer b = current();
+      if (b == null) {
+        return -1;
+      }
+      int n = Math.min(len, b.remaining());
+      b.get(dst, off, n);
+      return n;
+    }
+
+    /** The next {@code len} bytes (fewer at the end), read into one array of that size. */
+    @Override
+    public byte[] readNBytes(int len) {
+      int left = 0;
+      for (int i = index; i < buffers.size() && left < len; i++) {
+        ByteBuffer b = buffers.get(i);
+        left += b == null ? 0 : Math.min(b.remaining(), len - left);
+      }
+      byte[] out = new byte[left];
+      int at = 0;
+      while (at < left) {
+        at += read(out, at, left - at);
+      }
+      return out;
+    }
+
+    /**
+     * The next {@code len} bytes (fewer at the end) as a read-only buffer: a view of the body's
+     * memory when they lie in one block, else a copy. Advances past them.
+     */
+    ByteBuffer readBuffer(int len) {
+      ByteBuffer b = current();
+      if (b != null && b.remaining() >= len) {
+        ByteBuffer view = b.slice(b.position(), len);
+        b.position(b.position() + len);
+        return view;
+      }
+      return ByteBuffer.wrap(readNBytes(len)).asReadOnlyBuffer();
+    }
+
+    private ByteBuffer current() {
+      while (index < buffers.size()) {
+        ByteBuffer b = buffers.get(index);
+        if (b.hasRemaining()) {
+          return b;
+        }
+        buffers.set(index++, null);
+      }
+      return null;
+    }
   }
 }

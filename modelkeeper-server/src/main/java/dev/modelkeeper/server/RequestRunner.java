@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -34,17 +35,23 @@ final class RequestRunner {
    * An action that starts the response on a worker thread and finishes it elsewhere (a model's
    * executor); {@code deadlineNanos} is the {@link System#nanoTime()} instant the request times
    * out. When the request is answered otherwise (timeout, shutdown), the returned future is
-   * cancelled.
+   * cancelled. With {@code mayRunModel}, the action may run its model on the worker before it
+   * returns (no hand-off); at most half the workers are given that leave at once, so runs of slow
+   * or stalled models never hold every worker.
    */
   @FunctionalInterface
   interface AsyncAction {
-    CompletableFuture<HttpResult> start(long deadlineNanos) throws Exception;
+    CompletableFuture<HttpResult> start(long deadlineNanos, boolean mayRunModel) throws Exception;
   }
 
   private static final Duration BUSY_RETRY = Duration.ofSeconds(1);
   private static final AtomicInteger POOLS = new AtomicInteger();
 
   private final ThreadPoolExecutor workers;
+
+  /** Leaves for async actions to run their model on the worker: half the workers. */
+  private final Semaphore modelRuns;
+
   private final Duration timeout;
   private final ErrorMapper errors;
   private final java.util.Set<CompletableFuture<HttpResult>> pending =
@@ -66,6 +73,7 @@ final class RequestRunner {
               return t;
             });
     this.workers.allowCoreThreadTimeOut(true);
+    this.modelRuns = new Semaphore(Math.max(1, threads / 2));
     this.timeout = timeout;
     this.errors = errors;
   }
@@ -136,7 +144,15 @@ final class RequestRunner {
           () -> {
             try {
               bytes.checkNotAbandoned();
-              CompletableFuture<HttpResult> started = action.start(deadline);
+              CompletableFuture<HttpResult> started;
+              boolean mayRunModel = modelRuns.tryAcquire();
+              try {
+                started = action.start(deadline, mayRunModel);
+              } finally {
+                if (mayRunModel) {
+                  modelRuns.release();
+                }
+              }
               started.whenComplete(
                   (r, t) -> {
                     if (t != null) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.modelkeeper.core.testkit.Gate;
+import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.ModelConfig;
 import dev.modelkeeper.onnx.Tensor;
@@ -44,6 +45,12 @@ class ModelExecutorTest {
   private final AtomicInteger leasesTaken = new AtomicInteger();
   private final AtomicInteger rejections = new AtomicInteger();
   private final List<Integer> batchRows = new ArrayList<>();
+
+  /** Whether the fake access can lease at once (the model is resident); off: every run queues. */
+  private final java.util.concurrent.atomic.AtomicBoolean resident =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
+  private final List<Thread> ranOn = new java.util.concurrent.CopyOnWriteArrayList<>();
   private ExecutorService pool;
 
   @AfterEach
@@ -61,19 +68,36 @@ class ModelExecutorTest {
       RowModel model, int maxConcurrency, int maxQueueSize, java.util.concurrent.Executor runs) {
     ExecutionSettings defaults =
         new ExecutionSettings(1, 0, Set.of(), maxConcurrency, maxQueueSize);
+    ModelExecutor.ModelAccess access =
+        new ModelExecutor.ModelAccess() {
+          @Override
+          public void withModel(
+              ModelTarget target, java.util.function.Consumer<InferenceModel> work) {
+            leasesTaken.incrementAndGet();
+            openLeases.incrementAndGet();
+            ranOn.add(Thread.currentThread());
+            try {
+              work.accept(model);
+            } finally {
+              openLeases.decrementAndGet();
+            }
+          }
+
+          @Override
+          public boolean withModelIfResident(
+              ModelTarget target, java.util.function.Consumer<InferenceModel> work) {
+            if (!resident.get()) {
+              return false;
+            }
+            withModel(target, work);
+            return true;
+          }
+        };
     return new ModelExecutor(
         "rows/1",
         defaults,
         m -> defaults.overriddenBy(m.config().execution()),
-        (target, work) -> {
-          leasesTaken.incrementAndGet();
-          openLeases.incrementAndGet();
-          try {
-            work.accept(model);
-          } finally {
-            openLeases.decrementAndGet();
-          }
-        },
+        access,
         runs,
         (task, delay) -> {
           synchronized (timerTasks) {
@@ -139,6 +163,12 @@ class ModelExecutorTest {
 
   private CompletableFuture<Map<String, Tensor>> submit(ModelExecutor e, int rows, float first) {
     return e.submit(TARGET, RowModel.rows(rows, 2, first), Set.of(), FAR);
+  }
+
+  /** A submit whose caller lets the executor run it on this thread. */
+  private CompletableFuture<Map<String, Tensor>> submitHere(
+      ModelExecutor e, int rows, float first) {
+    return e.submit(TARGET, RowModel.rows(rows, 2, first), Set.of(), FAR, true);
   }
 
   private static float[] y(CompletableFuture<Map<String, Tensor>> f) throws Exception {
@@ -380,5 +410,71 @@ class ModelExecutorTest {
     for (int i = 0; i < 10; i++) {
       assertThat(y(fs.get(i))).containsExactly(i + 1, i + 2);
     }
+  }
+
+  @Test
+  void submit_aloneWithAFreeSlotOnAResidentModel_runsOnTheCallingThread() throws Exception {
+    RowModel model = model(1, 0);
+    ModelExecutor e = executor(model, 1, 16);
+    warm(e);
+    resident.set(true);
+    ranOn.clear();
+    CompletableFuture<Map<String, Tensor>> f = submitHere(e, 1, 5);
+    assertThat(f).isDone(); // no hand-off: answered before submit returned
+    assertThat(runQueue).isEmpty();
+    assertThat(ranOn).containsExactly(Thread.currentThread());
+    assertThat(y(f)).containsExactly(6, 7);
+    assertThat(openLeases.get()).isZero();
+
+    CompletableFuture<Map<String, Tensor>> queued = submit(e, 1, 5); // the caller gave no leave
+    assertThat(queued).isNotDone();
+    assertThat(runQueue).hasSize(1);
+    runAll();
+    assertThat(y(queued)).containsExactly(6, 7);
+  }
+
+  @Test
+  void submit_modelNotResident_handsTheRunToTheExecutor() throws Exception {
+    RowModel model = model(1, 0);
+    ModelExecutor e = executor(model, 1, 16);
+    resident.set(false);
+    CompletableFuture<Map<String, Tensor>> f = submitHere(e, 1, 5);
+    assertThat(f).isNotDone();
+    assertThat(runQueue).hasSize(1);
+    runAll();
+    assertThat(y(f)).containsExactly(6, 7);
+  }
+
+  @Test
+  void submit_everySlotTaken_queuesAndRunsOnTheExecutorKeepingTheLimit() throws Exception {
+    RowModel model = model(1, 0);
+    ModelExecutor e = executor(model, 1, 16);
+    warm(e);
+    resident.set(false);
+    CompletableFuture<Map<String, Tensor>> first = submitHere(e, 1, 0); // holds the one slot
+    resident.set(true);
+    CompletableFuture<Map<String, Tensor>> second = submitHere(e, 1, 10);
+    assertThat(second).isNotDone(); // max_concurrency 1: it may not run beside the first
+    assertThat(e.queued()).isEqualTo(1);
+    runAll();
+    assertThat(y(first)).containsExactly(1, 2);
+    assertThat(y(second)).containsExactly(11, 12);
+    assertThat(model.runs()).containsExactly(1L, 1L, 1L);
+  }
+
+  @Test
+  void submit_batchedModelWaitingForRows_doesNotRunOnTheCallingThread() throws Exception {
+    RowModel model = model(8, 100);
+    ModelExecutor e = executor(model, 1, 16);
+    warm(e);
+    resident.set(true);
+    CompletableFuture<Map<String, Tensor>> a = submitHere(e, 1, 0);
+    assertThat(a).isNotDone(); // it waits up to the delay for rows to join it
+    CompletableFuture<Map<String, Tensor>> b = submitHere(e, 1, 10);
+    advance(100 * US);
+    runAll();
+    assertThat(y(a)).containsExactly(1, 2);
+    assertThat(y(b)).containsExactly(11, 12);
+    assertThat(model.runs()).containsExactly(1L, 2L);
   }
 }

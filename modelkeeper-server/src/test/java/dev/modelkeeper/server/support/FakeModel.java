@@ -30,6 +30,7 @@ public final class FakeModel implements InferenceModel {
   private final AtomicInteger running = new AtomicInteger();
   private final AtomicInteger clears = new AtomicInteger();
   private final List<String> violations = new CopyOnWriteArrayList<>();
+  private final List<String> inferThreads = new CopyOnWriteArrayList<>();
   private volatile boolean cleared;
 
   FakeModel(
@@ -52,6 +53,11 @@ public final class FakeModel implements InferenceModel {
     this.inferFailure = inferFailure;
   }
 
+  /** The names of the threads that ran this model's inferences, in order. */
+  public List<String> inferThreads() {
+    return List.copyOf(inferThreads);
+  }
+
   @Override
   public ModelMetadata metadata() {
     return metadata;
@@ -64,6 +70,7 @@ public final class FakeModel implements InferenceModel {
 
   @Override
   public Map<String, Tensor> infer(Map<String, Tensor> inputs, Set<String> requestedOutputs) {
+    inferThreads.add(Thread.currentThread().getName());
     running.incrementAndGet();
     try {
       if (cleared) {

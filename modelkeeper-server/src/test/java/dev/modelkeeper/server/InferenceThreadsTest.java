@@ -1,0 +1,117 @@
+package dev.modelkeeper.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import dev.modelkeeper.core.testkit.Gate;
+import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
+import dev.modelkeeper.server.grpc.ModelInferRequest;
+import dev.modelkeeper.server.support.FakeModel;
+import dev.modelkeeper.server.support.FakeModels;
+import dev.modelkeeper.server.support.Http;
+import dev.modelkeeper.server.support.TestServer;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Which threads run an inference, over loopback: a request for a resident model with a free slot
+ * runs on the worker that decoded it (REST and gRPC), not on a model thread after another hand-off;
+ * and runs of stalled models never hold every worker, so other models keep answering.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class InferenceThreadsTest {
+
+  private static final String BODY =
+      "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[2],\"data\":[1,2]}]}";
+
+  private static FakeModel model(FakeModels models, String id) {
+    return models.built().stream()
+        .filter(m -> m.metadata().id().equals(id))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  @Test
+  void infer_residentModelWithAFreeSlot_runsOnTheWorkerWithoutAHandOff() throws Exception {
+    FakeModels models = FakeModels.of("alpha/1");
+    try (ModelKeeperServer server = TestServer.fake(models, b -> b.grpcPort(0))) {
+      Http http = Http.to(server.port());
+      assertThat(http.post("/v2/models/alpha/infer", BODY).status()).isEqualTo(200); // loads it
+      assertThat(http.post("/v2/models/alpha/infer", BODY).status()).isEqualTo(200);
+
+      ManagedChannel channel =
+          NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+      try {
+        ByteBuffer raw = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+        raw.putFloat(1).putFloat(2);
+        GRPCInferenceServiceGrpc.newBlockingStub(channel)
+            .withDeadlineAfter(30, TimeUnit.SECONDS)
+            .modelInfer(
+                ModelInferRequest.newBuilder()
+                    .setModelName("alpha")
+                    .addInputs(
+                        ModelInferRequest.InferInputTensor.newBuilder()
+                            .setName("x")
+                            .setDatatype("FP32")
+                            .addShape(2))
+                    .addRawInputContents(ByteString.copyFrom(raw.array()))
+                    .build());
+      } finally {
+        channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+      }
+      List<String> threads = model(models, "alpha/1").inferThreads();
+      assertThat(threads).hasSize(3);
+      // the first run loaded the model on the model's executor; REST and gRPC then ran on workers
+      assertThat(threads.subList(1, 3)).allMatch(t -> t.startsWith("modelkeeper-worker-"));
+    }
+  }
+
+  @Test
+  void infer_stalledRunsOnWorkers_leaveWorkersForOtherModels() throws Exception {
+    FakeModels models = FakeModels.of("slow/1", "fast/1");
+    ExecutorService clients = Executors.newFixedThreadPool(3);
+    Gate first = new Gate();
+    Gate second = new Gate();
+    // two workers: one may run a model, the other hands its run to the model's executor
+    try (ModelKeeperServer server = TestServer.fake(models, b -> b.workerThreads(2))) {
+      Http http = Http.to(server.port());
+      assertThat(http.post("/v2/models/slow/infer", BODY).status()).isEqualTo(200);
+      assertThat(http.post("/v2/models/fast/infer", BODY).status()).isEqualTo(200);
+      models.gateInfer("slow/1", first);
+      CompletableFuture<Integer> a =
+          CompletableFuture.supplyAsync(
+              () -> http.post("/v2/models/slow/infer", BODY).status(), clients);
+      first.awaitEntered();
+      models.gateInfer("slow/1", second);
+      CompletableFuture<Integer> b =
+          CompletableFuture.supplyAsync(
+              () -> http.post("/v2/models/slow/infer", BODY).status(), clients);
+      second.awaitEntered();
+
+      // both slow runs are stalled; a worker is still free to decode and answer this one
+      CompletableFuture<Integer> fast =
+          CompletableFuture.supplyAsync(
+              () -> http.post("/v2/models/fast/infer", BODY).status(), clients);
+      // answered well before the stalled runs give up at their gates
+      assertThat(fast.get(Gate.TIMEOUT_SECONDS / 2, TimeUnit.SECONDS)).isEqualTo(200);
+
+      first.open();
+      second.open();
+      assertThat(a.get(30, TimeUnit.SECONDS)).isEqualTo(200);
+      assertThat(b.get(30, TimeUnit.SECONDS)).isEqualTo(200);
+      List<String> slow = model(models, "slow/1").inferThreads();
+      assertThat(slow.get(slow.size() - 1)).startsWith("modelkeeper-model-");
+    } finally {
+      clients.shutdownNow();
+    }
+  }
+}
