@@ -7,6 +7,7 @@ import ai.onnxruntime.OrtException;
 import java.lang.reflect.Array;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.nio.Buffer;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -186,10 +187,7 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       ShortBuffer b = t.getShortBuffer();
-      if (b.hasArray()
-          && b.arrayOffset() == 0
-          && b.position() == 0
-          && b.array().length == b.remaining()) {
+      if (isWholeArray(b)) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
       short[] out = new short[b.remaining()];
@@ -232,10 +230,7 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       IntBuffer b = t.getIntBuffer();
-      if (b.hasArray()
-          && b.arrayOffset() == 0
-          && b.position() == 0
-          && b.array().length == b.remaining()) {
+      if (isWholeArray(b)) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
       int[] out = new int[b.remaining()];
@@ -278,10 +273,7 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       LongBuffer b = t.getLongBuffer();
-      if (b.hasArray()
-          && b.arrayOffset() == 0
-          && b.position() == 0
-          && b.array().length == b.remaining()) {
+      if (isWholeArray(b)) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
       long[] out = new long[b.remaining()];
@@ -324,10 +316,7 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       FloatBuffer b = t.getFloatBuffer();
-      if (b.hasArray()
-          && b.arrayOffset() == 0
-          && b.position() == 0
-          && b.array().length == b.remaining()) {
+      if (isWholeArray(b)) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
       float[] out = new float[b.remaining()];
@@ -370,10 +359,7 @@ public enum Datatype {
     @Override
     Object fromOrt(OnnxTensor t) {
       DoubleBuffer b = t.getDoubleBuffer();
-      if (b.hasArray()
-          && b.arrayOffset() == 0
-          && b.position() == 0
-          && b.array().length == b.remaining()) {
+      if (isWholeArray(b)) {
         return b.array(); // ONNX Runtime's copy is ours: no second one
       }
       double[] out = new double[b.remaining()];
@@ -683,5 +669,13 @@ public enum Datatype {
 
   private static String describe(Object v) {
     return v == null ? "null" : v.getClass().getSimpleName() + " " + v;
+  }
+
+  /** Whether {@code b} is all of its backing array, from its start: that array can be kept. */
+  private static boolean isWholeArray(Buffer b) {
+    return b.hasArray()
+        && b.arrayOffset() == 0
+        && b.position() == 0
+        && Array.getLength(b.array()) == b.remaining();
   }
 }
