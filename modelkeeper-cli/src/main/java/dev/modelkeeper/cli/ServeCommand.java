@@ -193,8 +193,9 @@ final class ServeCommand implements Callable<Integer> {
       names = "--worker-threads",
       paramLabel = "N",
       description =
-          "Threads that decode requests and run loads and unloads"
-              + " (default: ${DEFAULT-VALUE}).")
+          "Threads for requests that may wait for a load or an unload; at most half"
+              + " this many inferences run their model at once on the thread that received"
+              + " them (default: ${DEFAULT-VALUE}).")
   String workerThreads;
 
   @Option(

@@ -41,19 +41,29 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 /**
  * The gRPC endpoint: the {@code inference.GRPCInferenceService} of the Open Inference Protocol with
  * Triton's repository methods, over the same inference path, repository operations, bearer token
  * and error mapping as the REST API. Thread-safe.
  *
- * <p>Handlers run on the transport's event-loop threads and never block there: calls that may load,
- * run or unload a model run on the server's worker pool (one hand-off) and are bounded by the
- * request timeout; a call whose client cancels it or whose deadline passes is answered by gRPC at
- * once and its worker is interrupted, so a wait for a load or a lease stops. Messages larger than
+ * <p>Handlers run on the transport's event-loop threads and never wait there: an inference is
+ * decoded there and queued on its model's executor, or run there when it can run at once and the
+ * model's runs typically take at most {@value #QUICK_RUN_NANOS} ns (about what a hand-off to
+ * another thread costs here); other calls that may load, run or unload a model, or read the
+ * repository, run on the server's worker pool. Every call is bounded by the request timeout; a call
+ * whose client cancels it or whose deadline passes is answered by gRPC at once and its work is
+ * withdrawn or its worker interrupted, so a wait for a load or a lease stops. Messages larger than
  * the request size limit are refused with RESOURCE_EXHAUSTED before they are read.
  */
 final class GrpcEndpoint {
+
+  /**
+   * The longest typical run of a model that an event-loop thread runs itself rather than queueing
+   * the call for a model thread.
+   */
+  static final long QUICK_RUN_NANOS = 200_000;
 
   private static final System.Logger LOG = System.getLogger(GrpcEndpoint.class.getName());
 
@@ -233,7 +243,9 @@ final class GrpcEndpoint {
       // the message and the tensors decoded from it, in the same in-flight budget as REST bodies
       long bytes = 2L * request.getSerializedSize();
       CompletableFuture<Void> admitted = inflight.reserve(bytes);
-      run(
+      String name = request.getModelName();
+      String version = version(request.getModelVersion());
+      start(
           out,
           admitted,
           () ->
@@ -243,12 +255,27 @@ final class GrpcEndpoint {
                       inflight.release(bytes);
                     }
                   }),
-          () ->
-              GrpcTensors.encode(
-                  inference.infer(
-                      request.getModelName(),
-                      version(request.getModelVersion()),
-                      GrpcTensors.decode(request))));
+          () -> {
+            ModelTarget target = inference.resolveWithoutReading(name, version);
+            if (target == null) { // resolving reads the repository: not on this thread
+              return runner.call(
+                  () ->
+                      GrpcTensors.encode(
+                          inference.infer(name, version, GrpcTensors.decode(request))));
+            }
+            // decoded here and queued on the model's executor, or run here when it can run at once
+            // and its runs are quick
+            CompletableFuture<InferenceService.Result> started =
+                inference.inferAsync(
+                    name,
+                    target,
+                    GrpcTensors.decode(request),
+                    System.nanoTime() + runner.timeout().toNanos(),
+                    QUICK_RUN_NANOS);
+            CompletableFuture<ModelInferResponse> encoded = started.thenApply(GrpcTensors::encode);
+            encoded.whenComplete((r, t) -> started.cancel(false)); // withdraws a cancelled call
+            return runner.withinTimeout(encoded);
+          });
     }
 
     @Override
@@ -313,22 +340,27 @@ final class GrpcEndpoint {
      * call (client gone, deadline passed) interrupts the action.
      */
     private <T> void run(StreamObserver<T> out, Callable<T> action) {
-      run(out, CompletableFuture.completedFuture(null), () -> {}, action);
+      start(out, CompletableFuture.completedFuture(null), () -> {}, () -> runner.call(action));
     }
 
     /**
-     * As {@link #run(StreamObserver, Callable)} once {@code admitted} completes (without holding a
-     * worker while it waits); {@code done} runs when the call is answered or abandoned.
+     * Answers with the result or mapped failure of the future that {@code action} starts once
+     * {@code admitted} completes (on the thread that completes it, without holding one while it
+     * waits); a cancelled call cancels that future; {@code done} runs when the call is answered or
+     * abandoned.
      */
-    private <T> void run(
-        StreamObserver<T> out, CompletableFuture<?> admitted, Runnable done, Callable<T> action) {
+    private <T> void start(
+        StreamObserver<T> out,
+        CompletableFuture<?> admitted,
+        Runnable done,
+        Supplier<CompletableFuture<T>> action) {
       String requestId = UUID.randomUUID().toString();
       ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
       AtomicReference<CompletableFuture<T>> running = new AtomicReference<>();
       CompletableFuture<T> outcome =
           admitted.thenCompose(
               ignored -> {
-                CompletableFuture<T> f = runner.call(action);
+                CompletableFuture<T> f = action.get();
                 running.set(f);
                 return f;
               });

@@ -37,15 +37,25 @@ final class InferenceService {
   /**
    * Per-model execution that queues a request and completes later (the server's {@link
    * ModelExecutors}); cancelling the returned future withdraws the request. Implementations are
-   * thread-safe and never block, except to run the request on the calling thread when {@code
-   * mayRunHere} and it can run at once (then the future is complete on return).
+   * thread-safe and never block, except to run the request on the calling thread when it can run at
+   * once and its model's runs typically take at most {@code runHereUpToNanos} (then the future is
+   * complete on return).
    */
   @FunctionalInterface
   interface AsyncExecution {
-    /** Queues {@code request} on {@code target}; {@code deadlineNanos} is a nanoTime instant. */
+    /**
+     * Queues {@code request} on {@code target}; {@code deadlineNanos} is a nanoTime instant; {@code
+     * runHereUpToNanos} is {@link #ANY_RUN}, {@link #NO_RUN} or a bound in between.
+     */
     CompletableFuture<Outcome> start(
-        ModelTarget target, InferRequest request, long deadlineNanos, boolean mayRunHere);
+        ModelTarget target, InferRequest request, long deadlineNanos, long runHereUpToNanos);
   }
+
+  /** A caller that may wait for any run of its model on its own thread. */
+  static final long ANY_RUN = Long.MAX_VALUE;
+
+  /** A caller that never runs a model on its own thread. */
+  static final long NO_RUN = -1;
 
   /**
    * What a model answered.
@@ -94,15 +104,16 @@ final class InferenceService {
   /**
    * Starts {@code request} on {@code target} without blocking the caller when execution is queued
    * (else runs it now); cancelling the returned future withdraws a queued request. {@code
-   * deadlineNanos} is the nanoTime instant the request times out. With {@code mayRunHere}, a
-   * request that can run at once runs on the calling thread (no hand-off) before this returns.
+   * deadlineNanos} is the nanoTime instant the request times out. A request that can run at once on
+   * a model whose runs typically take at most {@code runHereUpToNanos} ({@link #ANY_RUN}, {@link
+   * #NO_RUN} or a bound) runs on the calling thread (no hand-off) before this returns.
    */
   CompletableFuture<Result> inferAsync(
       String name,
       ModelTarget target,
       InferRequest request,
       long deadlineNanos,
-      boolean mayRunHere) {
+      long runHereUpToNanos) {
     if (async == null) {
       try {
         return CompletableFuture.completedFuture(infer(name, target, request));
@@ -110,7 +121,8 @@ final class InferenceService {
         return CompletableFuture.failedFuture(e);
       }
     }
-    CompletableFuture<Outcome> started = async.start(target, request, deadlineNanos, mayRunHere);
+    CompletableFuture<Outcome> started =
+        async.start(target, request, deadlineNanos, runHereUpToNanos);
     CompletableFuture<Result> result = started.thenApply(o -> new Result(name, request, o));
     result.whenComplete((r, t) -> started.cancel(false)); // withdraws it when the caller cancels
     return result;
@@ -123,7 +135,7 @@ final class InferenceService {
   private static Execution blocking(AsyncExecution async, Duration timeout) {
     return (target, request) -> {
       long deadline = System.nanoTime() + timeout.toNanos();
-      CompletableFuture<Outcome> f = async.start(target, request, deadline, true);
+      CompletableFuture<Outcome> f = async.start(target, request, deadline, ANY_RUN);
       try {
         return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
@@ -147,6 +159,14 @@ final class InferenceService {
         throw new IllegalStateException(cause);
       }
     };
+  }
+
+  /**
+   * The target of model {@code name} (version {@code version}, or null for the default) when
+   * resolving it needs no read of the repository, else null.
+   */
+  ModelTarget resolveWithoutReading(String name, String version) {
+    return resolver.resolveWithoutReading(name, version);
   }
 
   /**

@@ -126,6 +126,13 @@ final class ModelExecutor {
   /** The settings in force and the model instance they were read from (null before a run). */
   private volatile Plan plan;
 
+  /**
+   * How long a run of this model typically takes: a moving average over recent runs, {@link
+   * Long#MAX_VALUE} before the first. Updated without a lock (a lost update only slows the
+   * average).
+   */
+  private volatile long typicalRunNanos = Long.MAX_VALUE;
+
   private record Plan(InferenceModel model, ExecutionSettings settings) {}
 
   /**
@@ -161,20 +168,21 @@ final class ModelExecutor {
    */
   CompletableFuture<Map<String, Tensor>> submit(
       ModelTarget target, Map<String, Tensor> inputs, Set<String> outputs, long deadline) {
-    return submit(target, inputs, outputs, deadline, false);
+    return submit(target, inputs, outputs, deadline, -1);
   }
 
   /**
-   * As {@link #submit(ModelTarget, Map, Set, long)}; with {@code mayRunHere}, a call that can run
-   * at once and alone on a resident model runs on the calling thread, and the future is complete on
-   * return (the caller then waits for the model's run, never for a slot, a batch or a load).
+   * As {@link #submit(ModelTarget, Map, Set, long)}; a call that can run at once and alone on a
+   * resident model whose runs typically take at most {@code runHereUpToNanos} runs on the calling
+   * thread, and the future is complete on return (the caller then waits for the model's run, never
+   * for a slot, a batch or a load). {@link Long#MAX_VALUE} accepts any run; a negative value none.
    */
   CompletableFuture<Map<String, Tensor>> submit(
       ModelTarget target,
       Map<String, Tensor> inputs,
       Set<String> outputs,
       long deadline,
-      boolean mayRunHere) {
+      long runHereUpToNanos) {
     long now = ticker.read();
     Call call =
         new Call(
@@ -186,7 +194,7 @@ final class ModelExecutor {
             now,
             deadline);
     Work work = new Work();
-    work.caller = mayRunHere ? call : null;
+    work.caller = runHereUpToNanos >= typicalRunNanos ? call : null;
     lock.lock();
     try {
       ExecutionSettings s = plan.settings();
@@ -456,7 +464,7 @@ final class ModelExecutor {
       }
       return;
     }
-    metrics.ran(calls.size(), sum(rows), ticker.read() - start);
+    ran(calls.size(), sum(rows), ticker.read() - start);
     for (int i = 0; i < rows.length; i++) {
       Call c = calls.get(i);
       Map<String, Tensor> out = parts.get(i);
@@ -471,11 +479,17 @@ final class ModelExecutor {
     long start = ticker.read();
     try {
       Map<String, Tensor> out = model.infer(c.inputs, c.outputs);
-      metrics.ran(1, Math.max(c.rows, 1), ticker.read() - start);
+      ran(1, Math.max(c.rows, 1), ticker.read() - start);
       answers.add(() -> c.result.complete(out));
     } catch (RuntimeException e) {
       answers.add(() -> c.result.completeExceptionally(e));
     }
+  }
+
+  private void ran(int requests, int rows, long runNanos) {
+    long typical = typicalRunNanos;
+    typicalRunNanos = typical == Long.MAX_VALUE ? runNanos : typical + (runNanos - typical) / 8;
+    metrics.ran(requests, rows, runNanos);
   }
 
   private static int sum(int[] values) {

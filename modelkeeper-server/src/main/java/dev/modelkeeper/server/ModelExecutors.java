@@ -117,24 +117,27 @@ final class ModelExecutors {
    */
   CompletableFuture<Map<String, Tensor>> infer(
       ModelTarget target, Map<String, Tensor> inputs, Set<String> outputs, long deadline) {
-    return infer(target, inputs, outputs, deadline, false);
+    return infer(target, inputs, outputs, deadline, -1);
   }
 
-  /** As {@link #infer(ModelTarget, Map, Set, long)}, on this thread when {@code mayRunHere}. */
+  /**
+   * As {@link #infer(ModelTarget, Map, Set, long)}, on this thread when it can run at once and its
+   * model's runs typically take at most {@code runHereUpToNanos}.
+   */
   CompletableFuture<Map<String, Tensor>> infer(
       ModelTarget target,
       Map<String, Tensor> inputs,
       Set<String> outputs,
       long deadline,
-      boolean mayRunHere) {
-    return executor(target.key()).submit(target, inputs, outputs, deadline, mayRunHere);
+      long runHereUpToNanos) {
+    return executor(target.key()).submit(target, inputs, outputs, deadline, runHereUpToNanos);
   }
 
   /** This as the inference path's queued execution (deadlines are {@link System#nanoTime()}). */
   InferenceService.AsyncExecution execution() {
-    return (target, request, deadline, mayRunHere) -> {
+    return (target, request, deadline, runHereUpToNanos) -> {
       CompletableFuture<Map<String, Tensor>> run =
-          infer(target, request.inputs(), request.outputs(), deadline, mayRunHere);
+          infer(target, request.inputs(), request.outputs(), deadline, runHereUpToNanos);
       CompletableFuture<InferenceService.Outcome> outcome =
           run.thenApply(outputs -> new InferenceService.Outcome(target.version(), outputs));
       outcome.whenComplete((r, t) -> run.cancel(false)); // withdraws it when the caller cancels

@@ -38,13 +38,14 @@ import org.eclipse.jetty.server.handler.GracefulHandler;
  * down gracefully: it stops accepting connections, lets in-flight requests finish (bounded by the
  * shutdown timeout), then unloads every model.
  *
- * <p>Threads: HTTP requests arrive on Jetty's threads; request decoding and anything that may load
- * or unload a model runs on the server's worker pool ({@link ServerConfig#workerThreads()}),
- * bounded by the request timeout; inference is queued on its model's own executor ({@link
- * ModelExecutors}: a bounded queue, a concurrency limit and dynamic batching per model), except
- * that a request that can run at once and alone on a resident model runs on the worker that decoded
- * it (no hand-off; at most half the workers at once for REST). gRPC handlers run on the transport's
- * event loop and hand each call to a worker.
+ * <p>Threads: HTTP requests arrive on Jetty's threads; management requests and anything that may
+ * wait for a load or an unload run on the server's worker pool ({@link
+ * ServerConfig#workerThreads()}), bounded by the request timeout; inference is queued on its
+ * model's own executor ({@link ModelExecutors}: a bounded queue, a concurrency limit and dynamic
+ * batching per model), except that a request that can run at once and alone on a resident model
+ * runs on the thread that decoded it (no hand-off). A REST inference is decoded on the Jetty thread
+ * that received it when that thread may run its model (at most half the workers' count at once),
+ * else on a worker. gRPC handlers run on the transport's event loop and hand each call to a worker.
  */
 public final class ModelKeeperServer implements AutoCloseable {
 

@@ -67,6 +67,20 @@ final class ModelResolver {
     return new ModelTarget(name, v, name + "/" + v, null);
   }
 
+  /**
+   * As {@link #resolve} when that needs no read of the repository (a version, an alias or a
+   * recently read highest version), else null.
+   */
+  ModelTarget resolveWithoutReading(String name, String version) {
+    if (version == null && !aliases.containsKey(name)) {
+      Latest cached = latest.get(name);
+      if (cached == null || ticker.read() - cached.readAt >= LATEST_TTL_NANOS) {
+        return null;
+      }
+    }
+    return resolve(name, version);
+  }
+
   /** As {@link #resolve}, and also checks that a versioned target is in the repository. */
   ModelTarget resolveKnown(String name, String version) {
     ModelTarget t = resolve(name, version);

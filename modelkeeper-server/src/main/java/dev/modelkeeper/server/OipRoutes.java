@@ -189,7 +189,12 @@ final class OipRoutes {
           // run here when the model has a free slot (and this worker may), else queued on the
           // model's own executor, this worker free meanwhile
           return inference
-              .inferAsync(name, target, request, deadline, mayRunModel)
+              .inferAsync(
+                  name,
+                  target,
+                  request,
+                  deadline,
+                  mayRunModel ? InferenceService.ANY_RUN : InferenceService.NO_RUN)
               .thenApply(responses::inferResponse);
         });
   }

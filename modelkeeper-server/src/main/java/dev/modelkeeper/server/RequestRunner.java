@@ -32,12 +32,12 @@ final class RequestRunner {
   }
 
   /**
-   * An action that starts the response on a worker thread and finishes it elsewhere (a model's
-   * executor); {@code deadlineNanos} is the {@link System#nanoTime()} instant the request times
-   * out. When the request is answered otherwise (timeout, shutdown), the returned future is
-   * cancelled. With {@code mayRunModel}, the action may run its model on the worker before it
-   * returns (no hand-off); at most half the workers are given that leave at once, so runs of slow
-   * or stalled models never hold every worker.
+   * An action that starts the response (on the HTTP thread or a worker) and may finish it elsewhere
+   * (a model's executor); {@code deadlineNanos} is the {@link System#nanoTime()} instant the
+   * request times out. When the request is answered otherwise (timeout, shutdown), the returned
+   * future is cancelled. With {@code mayRunModel}, the action may run its model on its own thread
+   * before it returns (no hand-off); at most half as many actions as there are workers are given
+   * that leave at once, so runs of slow or stalled models never hold every thread.
    */
   @FunctionalInterface
   interface AsyncAction {
@@ -49,7 +49,7 @@ final class RequestRunner {
 
   private final ThreadPoolExecutor workers;
 
-  /** Leaves for async actions to run their model on the worker: half the workers. */
+  /** Leaves for async actions to run their model on their own thread: half the workers' count. */
   private final Semaphore modelRuns;
 
   private final Duration timeout;
@@ -124,8 +124,11 @@ final class RequestRunner {
   }
 
   /**
-   * Like {@link #submit}, for an action that returns a future: the worker is free as soon as the
-   * action has started it, and the request's bytes are held until it is answered.
+   * Like {@link #submit}, for an action that returns a future: the request's bytes are held until
+   * it is answered. The action starts on the calling HTTP thread when it may run its model there (a
+   * leave is free), so a request that finds its model free is decoded, run and answered without a
+   * thread hand-off; otherwise it starts on a worker, which is free as soon as the action has
+   * started its future.
    */
   void submitAsync(Context ctx, AsyncAction action) {
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -139,37 +142,54 @@ final class RequestRunner {
           pending.remove(outcome);
           bytes.release();
         });
-    try {
-      workers.execute(
-          () -> {
-            try {
-              bytes.checkNotAbandoned();
-              CompletableFuture<HttpResult> started;
+    if (modelRuns.tryAcquire()) {
+      try {
+        start(action, deadline, true, bytes, outcome);
+      } finally {
+        modelRuns.release();
+      }
+    } else {
+      try {
+        workers.execute(
+            () -> {
               boolean mayRunModel = modelRuns.tryAcquire();
               try {
-                started = action.start(deadline, mayRunModel);
+                start(action, deadline, mayRunModel, bytes, outcome);
               } finally {
                 if (mayRunModel) {
                   modelRuns.release();
                 }
               }
-              started.whenComplete(
-                  (r, t) -> {
-                    if (t != null) {
-                      outcome.completeExceptionally(t);
-                    } else {
-                      outcome.complete(r);
-                    }
-                  });
-              outcome.whenComplete((r, t) -> started.cancel(false)); // a no-op once it completed
-            } catch (Throwable t) {
-              outcome.completeExceptionally(t);
-            }
-          });
-    } catch (RejectedExecutionException busy) {
-      outcome.completeExceptionally(busy());
+            });
+      } catch (RejectedExecutionException busy) {
+        outcome.completeExceptionally(busy());
+      }
     }
     answer(ctx, outcome, requestId);
+  }
+
+  /** Starts {@code action} and completes {@code outcome} with its future's result. */
+  private static void start(
+      AsyncAction action,
+      long deadline,
+      boolean mayRunModel,
+      RequestBytes bytes,
+      CompletableFuture<HttpResult> outcome) {
+    try {
+      bytes.checkNotAbandoned();
+      CompletableFuture<HttpResult> started = action.start(deadline, mayRunModel);
+      started.whenComplete(
+          (r, t) -> {
+            if (t != null) {
+              outcome.completeExceptionally(t);
+            } else {
+              outcome.complete(r);
+            }
+          });
+      outcome.whenComplete((r, t) -> started.cancel(false)); // a no-op once it completed
+    } catch (Throwable t) {
+      outcome.completeExceptionally(t);
+    }
   }
 
   /**
@@ -212,6 +232,14 @@ final class RequestRunner {
             task.cancel(true);
           }
         });
+    return withinTimeout(outcome);
+  }
+
+  /**
+   * {@code outcome}, failing with {@link UnavailableException} when it outlives the request
+   * timeout; cancelling the returned future cancels {@code outcome}.
+   */
+  <T> CompletableFuture<T> withinTimeout(CompletableFuture<T> outcome) {
     CompletableFuture<T> bounded = new CompletableFuture<>();
     outcome
         .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)

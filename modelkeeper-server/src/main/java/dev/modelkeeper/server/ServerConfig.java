@@ -186,7 +186,10 @@ public final class ServerConfig {
     return maxRequestBytes;
   }
 
-  /** Threads that decode requests and run loads and unloads; default 64. */
+  /**
+   * Threads for requests that may wait for a load or an unload; at most half this many inferences
+   * run their model at once on the thread that received them. Default 64.
+   */
   public int workerThreads() {
     return workerThreads;
   }

@@ -24,8 +24,10 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Which threads run an inference, over loopback: a request for a resident model with a free slot
- * runs on the worker that decoded it (REST and gRPC), not on a model thread after another hand-off;
- * and runs of stalled models never hold every worker, so other models keep answering.
+ * runs on the thread that received it (REST's HTTP thread; gRPC's event loop when the model's runs
+ * are quick), not on another thread after a hand-off; a model whose runs are slow is never run on
+ * gRPC's event loop; and runs of stalled models never hold every thread, so other models keep
+ * answering.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class InferenceThreadsTest {
@@ -41,37 +43,70 @@ class InferenceThreadsTest {
   }
 
   @Test
-  void infer_residentModelWithAFreeSlot_runsOnTheWorkerWithoutAHandOff() throws Exception {
+  void infer_residentModelWithAFreeSlot_runsOnTheReceivingThreadWithoutAHandOff() throws Exception {
     FakeModels models = FakeModels.of("alpha/1");
     try (ModelKeeperServer server = TestServer.fake(models, b -> b.grpcPort(0))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/alpha/infer", BODY).status()).isEqualTo(200); // loads it
       assertThat(http.post("/v2/models/alpha/infer", BODY).status()).isEqualTo(200);
 
-      ManagedChannel channel =
-          NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
-      try {
-        ByteBuffer raw = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-        raw.putFloat(1).putFloat(2);
-        GRPCInferenceServiceGrpc.newBlockingStub(channel)
-            .withDeadlineAfter(30, TimeUnit.SECONDS)
-            .modelInfer(
-                ModelInferRequest.newBuilder()
-                    .setModelName("alpha")
-                    .addInputs(
-                        ModelInferRequest.InferInputTensor.newBuilder()
-                            .setName("x")
-                            .setDatatype("FP32")
-                            .addShape(2))
-                    .addRawInputContents(ByteString.copyFrom(raw.array()))
-                    .build());
-      } finally {
-        channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
-      }
+      grpcInfer(server, "alpha");
       List<String> threads = model(models, "alpha/1").inferThreads();
       assertThat(threads).hasSize(3);
-      // the first run loaded the model on the model's executor; REST and gRPC then ran on workers
-      assertThat(threads.subList(1, 3)).allMatch(t -> t.startsWith("modelkeeper-worker-"));
+      // the first run loaded the model on the model's executor; REST then ran on the HTTP thread
+      // and gRPC on the event loop, neither on a worker nor on a model thread
+      assertThat(threads.get(0)).startsWith("modelkeeper-model-");
+      assertThat(threads.get(1)).startsWith("JettyServerThreadPool");
+      assertThat(threads.get(2)).startsWith("grpc-");
+    }
+  }
+
+  @Test
+  void grpcInfer_modelWhoseRunsAreSlow_runsOnAModelThreadNotOnTheEventLoop() throws Exception {
+    FakeModels models = FakeModels.of("slow/1");
+    Gate gate = new Gate();
+    models.gateInfer("slow/1", gate);
+    try (ModelKeeperServer server = TestServer.fake(models, b -> b.grpcPort(0))) {
+      Http http = Http.to(server.port());
+      CompletableFuture<Integer> first =
+          CompletableFuture.supplyAsync(() -> http.post("/v2/models/slow/infer", BODY).status());
+      gate.awaitEntered();
+      // the run lasts at least this long: far longer than a run the event loop would do itself
+      long entered = System.nanoTime();
+      while (System.nanoTime() - entered < 10 * GrpcEndpoint.QUICK_RUN_NANOS) {
+        Thread.onSpinWait();
+      }
+      gate.open();
+      assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo(200);
+
+      grpcInfer(server, "slow");
+      List<String> threads = model(models, "slow/1").inferThreads();
+      assertThat(threads).hasSize(2);
+      assertThat(threads.get(1)).startsWith("modelkeeper-model-");
+    }
+  }
+
+  /** One gRPC inference of {@code model} with input {@code x} = [1, 2]. */
+  private static void grpcInfer(ModelKeeperServer server, String model) throws Exception {
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+    try {
+      ByteBuffer raw = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+      raw.putFloat(1).putFloat(2);
+      GRPCInferenceServiceGrpc.newBlockingStub(channel)
+          .withDeadlineAfter(30, TimeUnit.SECONDS)
+          .modelInfer(
+              ModelInferRequest.newBuilder()
+                  .setModelName(model)
+                  .addInputs(
+                      ModelInferRequest.InferInputTensor.newBuilder()
+                          .setName("x")
+                          .setDatatype("FP32")
+                          .addShape(2))
+                  .addRawInputContents(ByteString.copyFrom(raw.array()))
+                  .build());
+    } finally {
+      channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
     }
   }
 
@@ -81,7 +116,8 @@ class InferenceThreadsTest {
     ExecutorService clients = Executors.newFixedThreadPool(3);
     Gate first = new Gate();
     Gate second = new Gate();
-    // two workers: one may run a model, the other hands its run to the model's executor
+    // two workers' count: one request at a time may run its model on its own (HTTP) thread, the
+    // others are decoded on a worker that hands the run to the model's executor
     try (ModelKeeperServer server = TestServer.fake(models, b -> b.workerThreads(2))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/slow/infer", BODY).status()).isEqualTo(200);

@@ -168,7 +168,7 @@ class ModelExecutorTest {
   /** A submit whose caller lets the executor run it on this thread. */
   private CompletableFuture<Map<String, Tensor>> submitHere(
       ModelExecutor e, int rows, float first) {
-    return e.submit(TARGET, RowModel.rows(rows, 2, first), Set.of(), FAR, true);
+    return e.submit(TARGET, RowModel.rows(rows, 2, first), Set.of(), FAR, InferenceService.ANY_RUN);
   }
 
   private static float[] y(CompletableFuture<Map<String, Tensor>> f) throws Exception {
@@ -431,6 +431,32 @@ class ModelExecutorTest {
     assertThat(runQueue).hasSize(1);
     runAll();
     assertThat(y(queued)).containsExactly(6, 7);
+  }
+
+  @Test
+  void submit_callerBoundUnderTheModelsTypicalRun_handsTheRunToTheExecutor() throws Exception {
+    RowModel model = model(1, 0).duringRun(() -> now.addAndGet(300 * US));
+    ModelExecutor e = executor(model, 1, 16);
+    resident.set(true);
+    // no run seen yet: how long one takes is unknown, so a bounded caller does not wait for it
+    CompletableFuture<Map<String, Tensor>> unseen =
+        e.submit(TARGET, RowModel.rows(1, 2, 0), Set.of(), FAR, 300 * US);
+    assertThat(unseen).isNotDone();
+    runAll(); // a run of 300 µs
+    assertThat(y(unseen)).containsExactly(1, 2);
+
+    CompletableFuture<Map<String, Tensor>> over =
+        e.submit(TARGET, RowModel.rows(1, 2, 5), Set.of(), FAR, 299 * US);
+    assertThat(over).isNotDone();
+    assertThat(runQueue).hasSize(1);
+    runAll();
+    assertThat(y(over)).containsExactly(6, 7);
+
+    ranOn.clear();
+    CompletableFuture<Map<String, Tensor>> within =
+        e.submit(TARGET, RowModel.rows(1, 2, 5), Set.of(), FAR, 300 * US);
+    assertThat(within).isDone();
+    assertThat(ranOn).containsExactly(Thread.currentThread());
   }
 
   @Test

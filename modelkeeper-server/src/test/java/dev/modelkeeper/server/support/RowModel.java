@@ -30,6 +30,7 @@ public final class RowModel implements InferenceModel {
   private final List<Long> runs = new CopyOnWriteArrayList<>();
   private final List<String> violations = new CopyOnWriteArrayList<>();
   private final AtomicReference<Gate> gate = new AtomicReference<>();
+  private final AtomicReference<Runnable> duringRun = new AtomicReference<>(() -> {});
   private final AtomicInteger running = new AtomicInteger();
   private volatile boolean cleared;
 
@@ -50,6 +51,12 @@ public final class RowModel implements InferenceModel {
   /** Makes every later run wait at {@code g} (null: no wait). */
   public RowModel gate(Gate g) {
     gate.set(g);
+    return this;
+  }
+
+  /** Runs {@code r} in every later run (a test's clock advancing by a run's duration). */
+  public RowModel duringRun(Runnable r) {
+    duringRun.set(r);
     return this;
   }
 
@@ -89,6 +96,7 @@ public final class RowModel implements InferenceModel {
         throw new InvalidInputException("x must be a matrix");
       }
       runs.add(x.shape()[0]);
+      duringRun.get().run();
       Gate g = gate.get();
       if (g != null) {
         g.pass();
