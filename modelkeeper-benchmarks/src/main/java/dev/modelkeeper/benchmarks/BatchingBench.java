@@ -537,16 +537,16 @@ public final class BatchingBench {
     }
     if (isolation > 2) {
       sb.append("\nWhere iris's tail goes: the two models do not share a queue, a worker or a")
-          .append(" model thread (iris runs on the worker that decoded it, convnet's batches on")
-          .append(" its own executor, one at a time), but they share the two cores. One core")
+          .append(" model thread (iris runs on the HTTP thread that received it, convnet's batches")
+          .append(" on its own executor, one at a time), but they share the two cores. One core")
           .append(" runs convnet's batches; the other receives, decodes and answers its requests")
           .append(" and runs its 64 load-generating clients, so a request of iris often finds")
-          .append(" both cores busy and waits for the scheduler, a wait of the order of a")
-          .append(" millisecond that sets its p99; young collections of the garbage convnet's")
-          .append(" 48 KB tensors leave (pauses of 5 to 10 ms about twice a second, seen with")
-          .append(" `-Xlog:gc`) add rarer outliers. Holding iris within 2x of its idle p99 needs")
-          .append(" a core the saturating")
-          .append(" load cannot take (more cores, or the load generated on another machine).\n");
+          .append(" both cores busy and waits for the scheduler: that wait sets its p99. Young")
+          .append(" collections of the garbage convnet's 48 KB tensors leave (pauses of 5 to 10")
+          .append(" ms about twice a second, seen with `-Xlog:gc`) delay one request of a")
+          .append(" one-client loop per pause, too rare to set p99. Holding iris within 2x of")
+          .append(" its idle p99 needs a core the saturating load cannot take (more cores, or the")
+          .append(" load generated on another machine).\n");
     }
     return sb.toString();
   }
