@@ -15,6 +15,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -55,6 +57,11 @@ public final class ProtocolBench {
   private static final List<String> MODELS = List.of("iris", "mlp-medium");
   private static final Map<String, Integer> WIDTH = Map.of("iris", 4, "mlp-medium", 64);
   private static final List<Integer> CLIENTS = List.of(1, 8, 64);
+
+  /** JIT compilation in one warm-up round below which the compiler counts as quiet. */
+  private static final long QUIET_COMPILE_MILLIS = 200;
+
+  private static final Duration WARM_UP_LIMIT = Duration.ofMinutes(2);
   private static final List<String> PROTOCOLS = List.of("JSON REST", "binary REST", "gRPC");
 
   /** Round trips that run no model: what each transport costs by itself, at one client. */
@@ -144,6 +151,7 @@ public final class ProtocolBench {
     Instant started = Instant.now();
     Map<String, double[]> floor = new LinkedHashMap<>();
     Map<String, Cell> cells = new LinkedHashMap<>();
+    String warmUp;
     try (ModelKeeperServer server = ModelKeeperServer.start(config)) {
       if (!server.awaitReady(Duration.ofMinutes(2))) {
         throw new IllegalStateException("the server did not become ready");
@@ -162,18 +170,45 @@ public final class ProtocolBench {
         clients.put("JSON REST", (m, n, s) -> run(json(port), m, n, s));
         clients.put("binary REST", (m, n, s) -> run(binary(port), m, n, s));
         clients.put("gRPC", (m, n, s) -> runChained(grpc(channel), m, n, s));
-        // warm-up: every path, every model
-        for (String model : MODELS) {
-          for (Load c : clients.values()) {
-            c.run(model, 8, 1.0);
-          }
-        }
         Map<String, Load> noModel = new LinkedHashMap<>();
         noModel.put(NO_MODEL.get(0), (m, n, s) -> run(live(port), m, n, s));
         noModel.put(NO_MODEL.get(1), (m, n, s) -> runChained(live(channel), m, n, s));
-        for (Load c : noModel.values()) {
-          c.run("none", 1, 1.0);
-        }
+        // warm-up: every path, in rounds until the JIT compiler is quiet; compiling gRPC's and
+        // Netty's code takes tens of seconds of a core here, and a cell measured meanwhile would
+        // count the compiler's work against its protocol
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long warmStart = System.nanoTime();
+        long compiledMillis;
+        int warmRounds = 0;
+        do {
+          long before = jit.getTotalCompilationTime();
+          for (String model : MODELS) {
+            for (Load c : clients.values()) {
+              c.run(model, 8, 1.0);
+            }
+          }
+          for (Load c : noModel.values()) {
+            c.run("none", 1, 1.0);
+          }
+          compiledMillis = jit.getTotalCompilationTime() - before;
+          warmRounds++;
+          System.out.printf(
+              Locale.ROOT,
+              "warm-up round %d: %d ms of JIT compilation%n",
+              warmRounds,
+              compiledMillis);
+        } while (compiledMillis > QUIET_COMPILE_MILLIS
+            && System.nanoTime() - warmStart < WARM_UP_LIMIT.toNanos());
+        warmUp =
+            String.format(
+                Locale.ROOT,
+                "Warm-up: %d rounds over every path and model (%d s), until a round of 8 s spent"
+                    + " %d ms compiling (quiet: at most %d ms, or %d s at most).",
+                warmRounds,
+                Duration.ofNanos(System.nanoTime() - warmStart).toSeconds(),
+                compiledMillis,
+                QUIET_COMPILE_MILLIS,
+                WARM_UP_LIMIT.toSeconds());
         for (int r = 0; r < rounds; r++) {
           for (Map.Entry<String, Load> e : noModel.entrySet()) {
             Cell cell = cells.computeIfAbsent("none|" + e.getKey() + "|1", k -> new Cell());
@@ -222,6 +257,7 @@ public final class ProtocolBench {
             seconds,
             others,
             command,
+            warmUp,
             Duration.between(started, Instant.now()));
     Files.createDirectories(docs.resolve("bench"));
     Files.writeString(docs.resolve("bench").resolve("protocols.md"), md);
@@ -603,6 +639,7 @@ public final class ProtocolBench {
       double seconds,
       double others,
       String command,
+      String warmUp,
       Duration took) {
     StringBuilder md = new StringBuilder();
     md.append("## Protocols\n\n");
@@ -617,7 +654,9 @@ public final class ProtocolBench {
                 "%d interleaved rounds of %.1f s per cell (protocol ",
                 rounds,
                 seconds))
-        .append("order rotated each round).\n\n");
+        .append("order rotated each round). ")
+        .append(warmUp)
+        .append("\n\n");
     md.append("- Date: ")
         .append(
             DateTimeFormatter.ISO_LOCAL_DATE_TIME.withZone(ZoneOffset.UTC).format(Instant.now()))
