@@ -168,14 +168,15 @@ final class ModelExecutor {
    */
   CompletableFuture<Map<String, Tensor>> submit(
       ModelTarget target, Map<String, Tensor> inputs, Set<String> outputs, long deadline) {
-    return submit(target, inputs, outputs, deadline, -1);
+    return submit(target, inputs, outputs, deadline, InferenceService.NO_RUN);
   }
 
   /**
    * As {@link #submit(ModelTarget, Map, Set, long)}; a call that can run at once and alone on a
    * resident model whose runs typically take at most {@code runHereUpToNanos} runs on the calling
    * thread, and the future is complete on return (the caller then waits for the model's run, never
-   * for a slot, a batch or a load). {@link Long#MAX_VALUE} accepts any run; a negative value none.
+   * for a slot, a batch or a load). {@link InferenceService#ANY_RUN} accepts any run, {@link
+   * InferenceService#NO_RUN} none.
    */
   CompletableFuture<Map<String, Tensor>> submit(
       ModelTarget target,

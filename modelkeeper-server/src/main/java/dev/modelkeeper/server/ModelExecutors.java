@@ -117,7 +117,7 @@ final class ModelExecutors {
    */
   CompletableFuture<Map<String, Tensor>> infer(
       ModelTarget target, Map<String, Tensor> inputs, Set<String> outputs, long deadline) {
-    return infer(target, inputs, outputs, deadline, -1);
+    return infer(target, inputs, outputs, deadline, InferenceService.NO_RUN);
   }
 
   /**

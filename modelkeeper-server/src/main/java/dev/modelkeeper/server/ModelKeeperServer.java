@@ -45,7 +45,9 @@ import org.eclipse.jetty.server.handler.GracefulHandler;
  * batching per model), except that a request that can run at once and alone on a resident model
  * runs on the thread that decoded it (no hand-off). A REST inference is decoded on the Jetty thread
  * that received it when that thread may run its model (at most half the workers' count at once),
- * else on a worker. gRPC handlers run on the transport's event loop and hand each call to a worker.
+ * else on a worker. A gRPC inference is decoded on the transport's event loop and queued on its
+ * model's executor, or run there when the model's runs are quick ({@link GrpcEndpoint}); other gRPC
+ * calls run on a worker.
  */
 public final class ModelKeeperServer implements AutoCloseable {
 

@@ -186,8 +186,8 @@ final class OipRoutes {
           ModelTarget target = resolver.resolve(name, version);
           InferRequest request =
               decoder.decode(body.stream(), body.length(), body.bytes(), headerLength);
-          // run here when the model has a free slot (and this worker may), else queued on the
-          // model's own executor, this worker free meanwhile
+          // run here when the model has a free slot (and this thread may), else queued on the
+          // model's own executor, this thread free meanwhile
           return inference
               .inferAsync(
                   name,
