@@ -314,12 +314,7 @@ public final class ProtocolBench {
       threads.add(th);
       th.start();
     }
-    Thread.sleep((long) (seconds * 1000));
-    stop.set(true);
-    if (!done.await(60, TimeUnit.SECONDS)) {
-      throw new IllegalStateException("clients did not stop within 60 s");
-    }
-    double took = (System.nanoTime() - start) / 1e9;
+    double took = runFor(seconds, start, stop, done);
     synchronized (failure) {
       if (failure[0] != null) {
         throw new IllegalStateException("a client failed", failure[0]);
@@ -332,6 +327,20 @@ public final class ProtocolBench {
     }
     cell.seconds = took;
     return cell;
+  }
+
+  /**
+   * Lets a load that started at {@code start} (a nanoTime instant) run for {@code seconds}, stops
+   * it and waits up to 60 s for its callers to finish; returns how many seconds it ran.
+   */
+  private static double runFor(double seconds, long start, AtomicBoolean stop, CountDownLatch done)
+      throws InterruptedException {
+    Thread.sleep((long) (seconds * 1000));
+    stop.set(true);
+    if (!done.await(60, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("the load's callers did not stop within 60 s");
+    }
+    return (System.nanoTime() - start) / 1e9;
   }
 
   /**
@@ -351,12 +360,7 @@ public final class ProtocolBench {
       chains.add(chain);
       chain.next();
     }
-    Thread.sleep((long) (seconds * 1000));
-    stop.set(true);
-    if (!done.await(60, TimeUnit.SECONDS)) {
-      throw new IllegalStateException("call chains did not stop within 60 s");
-    }
-    double took = (System.nanoTime() - start) / 1e9;
+    double took = runFor(seconds, start, stop, done);
     if (failure.get() != null) {
       throw new IllegalStateException("a call failed", failure.get());
     }
