@@ -164,15 +164,7 @@ final class ModelExecutor {
    * Queues one inference. The future completes with its outputs or fails: {@link
    * UnavailableException} when the queue is full, the server is stopping, or {@code deadline} (a
    * {@link Ticker} instant) passes first; the model's own exceptions otherwise. Cancelling the
-   * future withdraws the call. Never blocks.
-   */
-  CompletableFuture<Map<String, Tensor>> submit(
-      ModelTarget target, Map<String, Tensor> inputs, Set<String> outputs, long deadline) {
-    return submit(target, inputs, outputs, deadline, InferenceService.NO_RUN);
-  }
-
-  /**
-   * As {@link #submit(ModelTarget, Map, Set, long)}; a call that can run at once and alone on a
+   * future withdraws the call. Never blocks, except that a call that can run at once and alone on a
    * resident model whose runs typically take at most {@code runHereUpToNanos} runs on the calling
    * thread, and the future is complete on return (the caller then waits for the model's run, never
    * for a slot, a batch or a load). {@link InferenceService#ANY_RUN} accepts any run, {@link

@@ -112,17 +112,9 @@ final class ModelExecutors {
   }
 
   /**
-   * Queues an inference of {@code target} on its model's executor; see {@link
-   * ModelExecutor#submit}. {@code deadline} is a {@link Ticker} instant.
-   */
-  CompletableFuture<Map<String, Tensor>> infer(
-      ModelTarget target, Map<String, Tensor> inputs, Set<String> outputs, long deadline) {
-    return infer(target, inputs, outputs, deadline, InferenceService.NO_RUN);
-  }
-
-  /**
-   * As {@link #infer(ModelTarget, Map, Set, long)}, on this thread when it can run at once and its
-   * model's runs typically take at most {@code runHereUpToNanos}.
+   * Queues an inference of {@code target} on its model's executor, or runs it on this thread when
+   * it can run at once and its model's runs typically take at most {@code runHereUpToNanos}; see
+   * {@link ModelExecutor#submit}. {@code deadline} is a {@link Ticker} instant.
    */
   CompletableFuture<Map<String, Tensor>> infer(
       ModelTarget target,

@@ -84,13 +84,14 @@ class BatchedDemoModelsTest {
     SplittableRandom random = new SplittableRandom(id.hashCode());
     // the first call runs alone and shows the executor the model; the next three queue behind it
     CompletableFuture<Map<String, Tensor>> first =
-        executor.submit(target, inputs(model, 1, random), Set.of(), Long.MAX_VALUE);
+        executor.submit(
+            target, inputs(model, 1, random), Set.of(), Long.MAX_VALUE, InferenceService.NO_RUN);
     List<Map<String, Tensor>> requests = new ArrayList<>();
     List<CompletableFuture<Map<String, Tensor>>> answers = new ArrayList<>();
     for (int rows : ROWS) {
       Map<String, Tensor> in = inputs(model, rows, random);
       requests.add(in);
-      answers.add(executor.submit(target, in, Set.of(), Long.MAX_VALUE));
+      answers.add(executor.submit(target, in, Set.of(), Long.MAX_VALUE, InferenceService.NO_RUN));
     }
     Runnable r;
     while ((r = runs.poll()) != null) {

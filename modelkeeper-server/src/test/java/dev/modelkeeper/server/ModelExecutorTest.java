@@ -1,5 +1,7 @@
 package dev.modelkeeper.server;
 
+import static dev.modelkeeper.server.InferenceService.ANY_RUN;
+import static dev.modelkeeper.server.InferenceService.NO_RUN;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -150,7 +152,7 @@ class ModelExecutorTest {
   /** One first run, so the executor has seen the model and batches from now on. */
   private void warm(ModelExecutor e) throws Exception {
     CompletableFuture<Map<String, Tensor>> f =
-        e.submit(TARGET, RowModel.rows(1, 2, 0), Set.of(), FAR);
+        e.submit(TARGET, RowModel.rows(1, 2, 0), Set.of(), FAR, NO_RUN);
     runAll();
     f.get(1, TimeUnit.SECONDS);
     batchRows.clear();
@@ -162,13 +164,19 @@ class ModelExecutorTest {
   }
 
   private CompletableFuture<Map<String, Tensor>> submit(ModelExecutor e, int rows, float first) {
-    return e.submit(TARGET, RowModel.rows(rows, 2, first), Set.of(), FAR);
+    return e.submit(TARGET, RowModel.rows(rows, 2, first), Set.of(), FAR, NO_RUN);
   }
 
   /** A submit whose caller lets the executor run it on this thread. */
   private CompletableFuture<Map<String, Tensor>> submitHere(
       ModelExecutor e, int rows, float first) {
-    return e.submit(TARGET, RowModel.rows(rows, 2, first), Set.of(), FAR, InferenceService.ANY_RUN);
+    return submitHere(e, rows, first, ANY_RUN);
+  }
+
+  /** A submit whose caller waits on this thread for runs that typically take at most a bound. */
+  private CompletableFuture<Map<String, Tensor>> submitHere(
+      ModelExecutor e, int rows, float first, long runHereUpToNanos) {
+    return e.submit(TARGET, RowModel.rows(rows, 2, first), Set.of(), FAR, runHereUpToNanos);
   }
 
   private static float[] y(CompletableFuture<Map<String, Tensor>> f) throws Exception {
@@ -239,10 +247,10 @@ class ModelExecutorTest {
     warm(e);
     CompletableFuture<Map<String, Tensor>> twoCols = submit(e, 1, 0);
     CompletableFuture<Map<String, Tensor>> threeCols =
-        e.submit(TARGET, RowModel.rows(1, 3, 100), Set.of(), FAR);
+        e.submit(TARGET, RowModel.rows(1, 3, 100), Set.of(), FAR, NO_RUN);
     CompletableFuture<Map<String, Tensor>> twoColsAgain = submit(e, 2, 20);
     CompletableFuture<Map<String, Tensor>> sumOnly =
-        e.submit(TARGET, RowModel.rows(1, 2, 50), Set.of("sum"), FAR);
+        e.submit(TARGET, RowModel.rows(1, 2, 50), Set.of("sum"), FAR, NO_RUN);
     CompletableFuture<Map<String, Tensor>> tooBig = submit(e, 9, -100);
     advance(100 * US);
     runAll();
@@ -273,7 +281,8 @@ class ModelExecutorTest {
             TARGET,
             Map.of("x", Tensor.ofFloats("x", new long[] {1, 2}, 1, Float.NaN)),
             Set.of(),
-            FAR);
+            FAR,
+            NO_RUN);
     CompletableFuture<Map<String, Tensor>> good2 = submit(e, 1, 3);
     runAll();
     assertThat(y(blocker)).containsExactly(1, 2);
@@ -350,7 +359,7 @@ class ModelExecutorTest {
     warm(e);
     CompletableFuture<Map<String, Tensor>> a = submit(e, 1, 0);
     CompletableFuture<Map<String, Tensor>> urgent =
-        e.submit(TARGET, RowModel.rows(1, 2, 10), Set.of(), now.get() + 300 * US);
+        e.submit(TARGET, RowModel.rows(1, 2, 10), Set.of(), now.get() + 300 * US, NO_RUN);
     advance(299 * US);
     runAll();
     assertThat(a).isNotDone();
@@ -368,7 +377,7 @@ class ModelExecutorTest {
     warm(e);
     CompletableFuture<Map<String, Tensor>> running = submit(e, 1, 0); // holds the one slot
     CompletableFuture<Map<String, Tensor>> late =
-        e.submit(TARGET, RowModel.rows(1, 2, 10), Set.of(), now.get() + 10 * US);
+        e.submit(TARGET, RowModel.rows(1, 2, 10), Set.of(), now.get() + 10 * US, NO_RUN);
     advance(11 * US);
     runAll();
     assertThat(y(running)).containsExactly(1, 2);
@@ -439,22 +448,19 @@ class ModelExecutorTest {
     ModelExecutor e = executor(model, 1, 16);
     resident.set(true);
     // no run seen yet: how long one takes is unknown, so a bounded caller does not wait for it
-    CompletableFuture<Map<String, Tensor>> unseen =
-        e.submit(TARGET, RowModel.rows(1, 2, 0), Set.of(), FAR, 300 * US);
+    CompletableFuture<Map<String, Tensor>> unseen = submitHere(e, 1, 0, 300 * US);
     assertThat(unseen).isNotDone();
     runAll(); // a run of 300 µs
     assertThat(y(unseen)).containsExactly(1, 2);
 
-    CompletableFuture<Map<String, Tensor>> over =
-        e.submit(TARGET, RowModel.rows(1, 2, 5), Set.of(), FAR, 299 * US);
+    CompletableFuture<Map<String, Tensor>> over = submitHere(e, 1, 5, 299 * US);
     assertThat(over).isNotDone();
     assertThat(runQueue).hasSize(1);
     runAll();
     assertThat(y(over)).containsExactly(6, 7);
 
     ranOn.clear();
-    CompletableFuture<Map<String, Tensor>> within =
-        e.submit(TARGET, RowModel.rows(1, 2, 5), Set.of(), FAR, 300 * US);
+    CompletableFuture<Map<String, Tensor>> within = submitHere(e, 1, 5, 300 * US);
     assertThat(within).isDone();
     assertThat(ranOn).containsExactly(Thread.currentThread());
   }

@@ -87,7 +87,8 @@ class ModelIsolationTest {
   }
 
   private CompletableFuture<Map<String, Tensor>> infer(String name, float first) {
-    return executors.infer(target(name), RowModel.rows(1, 2, first), Set.of(), FAR);
+    return executors.infer(
+        target(name), RowModel.rows(1, 2, first), Set.of(), FAR, InferenceService.NO_RUN);
   }
 
   @Test
