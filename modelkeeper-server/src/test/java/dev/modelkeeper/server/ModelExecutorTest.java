@@ -179,6 +179,15 @@ class ModelExecutorTest {
     return e.submit(TARGET, RowModel.rows(rows, 2, first), Set.of(), FAR, runHereUpToNanos);
   }
 
+  /** Asserts that {@code f} was handed to the executor, and what it answers once that ran. */
+  private void assertRunsOnTheExecutor(CompletableFuture<Map<String, Tensor>> f, float... y)
+      throws Exception {
+    assertThat(f).isNotDone();
+    assertThat(runQueue).hasSize(1);
+    runAll();
+    assertThat(y(f)).containsExactly(y);
+  }
+
   private static float[] y(CompletableFuture<Map<String, Tensor>> f) throws Exception {
     return f.get(1, TimeUnit.SECONDS).get("y").floats();
   }
@@ -436,10 +445,7 @@ class ModelExecutorTest {
     assertThat(openLeases.get()).isZero();
 
     CompletableFuture<Map<String, Tensor>> queued = submit(e, 1, 5); // the caller gave no leave
-    assertThat(queued).isNotDone();
-    assertThat(runQueue).hasSize(1);
-    runAll();
-    assertThat(y(queued)).containsExactly(6, 7);
+    assertRunsOnTheExecutor(queued, 6, 7);
   }
 
   @Test
@@ -454,10 +460,7 @@ class ModelExecutorTest {
     assertThat(y(unseen)).containsExactly(1, 2);
 
     CompletableFuture<Map<String, Tensor>> over = submitHere(e, 1, 5, 299 * US);
-    assertThat(over).isNotDone();
-    assertThat(runQueue).hasSize(1);
-    runAll();
-    assertThat(y(over)).containsExactly(6, 7);
+    assertRunsOnTheExecutor(over, 6, 7);
 
     ranOn.clear();
     CompletableFuture<Map<String, Tensor>> within = submitHere(e, 1, 5, 300 * US);
@@ -471,10 +474,7 @@ class ModelExecutorTest {
     ModelExecutor e = executor(model, 1, 16);
     resident.set(false);
     CompletableFuture<Map<String, Tensor>> f = submitHere(e, 1, 5);
-    assertThat(f).isNotDone();
-    assertThat(runQueue).hasSize(1);
-    runAll();
-    assertThat(y(f)).containsExactly(6, 7);
+    assertRunsOnTheExecutor(f, 6, 7);
   }
 
   @Test
