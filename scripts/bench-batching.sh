@@ -4,6 +4,6 @@
 # Writes docs/bench/batching.md. Extra arguments go to the harness (--seconds N, --rounds N).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -B -q -pl modelkeeper-benchmarks -am package -Dmaven.test.skip=true
+./mvnw -B -q -pl modelkeeper-benchmarks -am package -DskipTests
 exec java -cp modelkeeper-benchmarks/target/benchmarks.jar dev.modelkeeper.benchmarks.BatchingBench \
   --docs docs --command "scripts/bench-batching.sh" "$@"

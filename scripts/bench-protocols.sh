@@ -5,6 +5,6 @@
 # end of docs/BENCHMARKS.md. Usage: scripts/bench-protocols.sh [--rounds N] [--seconds S]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -B -q -pl modelkeeper-benchmarks -am package -Dmaven.test.skip=true
+./mvnw -B -q -pl modelkeeper-benchmarks -am package -DskipTests
 exec java -Xmx2g -cp modelkeeper-benchmarks/target/benchmarks.jar \
   dev.modelkeeper.benchmarks.ProtocolBench --docs docs --command "scripts/bench-protocols.sh $*" "$@"

@@ -5,6 +5,6 @@
 # at the end of docs/BENCHMARKS.md. Usage: scripts/bench-scaleout.sh [--clients N] [--requests N] [--rounds N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -B -q -pl modelkeeper-scaleout -am package -DskipTests
+./mvnw -B -q -pl modelkeeper-scaleout -am package -DskipTests
 exec java -cp "modelkeeper-scaleout/target/classes:modelkeeper-cli/target/modelkeeper.jar" \
   dev.modelkeeper.scaleout.ScaleOutBench --docs docs --command "scripts/bench-scaleout.sh $*" "$@"

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
-mvn -B -q -pl modelkeeper-benchmarks -am package -Dmaven.test.skip=true
+./mvnw -B -q -pl modelkeeper-benchmarks -am package -DskipTests
 # The machines are shared: when allowed, run slightly ahead of other work so that it disturbs the figures less.
 prio=()
 if nice -n -10 true 2>/dev/null; then

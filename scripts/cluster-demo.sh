@@ -4,7 +4,7 @@
 # bundled demo repository and share one artifact cache. Ctrl+C stops all of them.
 #
 # Usage: scripts/cluster-demo.sh [more `modelkeeper serve` flags, e.g. --max-models 2]
-# Needs the packaged jar (mvn -B -q -pl modelkeeper-cli -am package -DskipTests) and haproxy
+# Needs the packaged jar (./mvnw -B -q -pl modelkeeper-cli -am package -DskipTests) and haproxy
 # (Debian/Ubuntu: apt-get install -y haproxy). Logs go to target/cluster-demo/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +15,7 @@ logs=$root/target/cluster-demo
 ports=(8101 8102 8103)
 
 if [[ ! -f $jar ]]; then
-  echo "missing $jar: build it with mvn -B -q -pl modelkeeper-cli -am package -DskipTests" >&2
+  echo "missing $jar: build it with ./mvnw -B -q -pl modelkeeper-cli -am package -DskipTests" >&2
   exit 1
 fi
 haproxy=$(command -v haproxy || ls /usr/sbin/haproxy 2>/dev/null || true)

@@ -242,7 +242,7 @@ public final class RequestMemoryBenchmark {
             System.getProperty("os.arch"),
             System.getProperty("java.version"),
             Runtime.getRuntime().maxMemory() >> 20));
-    md.append("- Command: `mvn -B -q -pl modelkeeper-benchmarks -am package -DskipTests && java")
+    md.append("- Command: `./mvnw -B -q -pl modelkeeper-benchmarks -am package -DskipTests && java")
         .append(" -Xmx3g -cp modelkeeper-benchmarks/target/benchmarks.jar")
         .append(" dev.modelkeeper.server.RequestMemoryBenchmark docs/bench/request-memory.md`.\n");
     md.append("- Load average (1, 5, 15 min) before: ")
