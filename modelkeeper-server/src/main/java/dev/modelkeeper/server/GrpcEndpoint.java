@@ -36,7 +36,6 @@ import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -159,6 +158,7 @@ final class GrpcEndpoint {
     private final ErrorMapper errors;
     private final ServerState state;
     private final InflightBytes inflight;
+    private final RequestIds requestIds;
 
     Service(
         OipRoutes oip,
@@ -167,7 +167,8 @@ final class GrpcEndpoint {
         RequestRunner runner,
         ErrorMapper errors,
         ServerState state,
-        InflightBytes inflight) {
+        InflightBytes inflight,
+        RequestIds requestIds) {
       this.oip = oip;
       this.repository = repository;
       this.inference = inference;
@@ -175,6 +176,7 @@ final class GrpcEndpoint {
       this.errors = errors;
       this.state = state;
       this.inflight = inflight;
+      this.requestIds = requestIds;
     }
 
     @Override
@@ -354,7 +356,7 @@ final class GrpcEndpoint {
         CompletableFuture<?> admitted,
         Runnable done,
         Supplier<CompletableFuture<T>> action) {
-      String requestId = UUID.randomUUID().toString();
+      String requestId = requestIds.next();
       ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
       AtomicReference<CompletableFuture<T>> running = new AtomicReference<>();
       CompletableFuture<T> outcome =

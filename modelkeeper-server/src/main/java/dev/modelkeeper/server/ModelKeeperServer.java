@@ -136,7 +136,8 @@ public final class ModelKeeperServer implements AutoCloseable {
         new OipRoutes(manager, resolver, events, metrics, decoder, json, runner, state, inference);
     RepositoryRoutes repository = new RepositoryRoutes(manager, resolver, events, json, runner);
     this.grpcService =
-        new GrpcEndpoint.Service(oip, repository, inference, runner, errors, state, inflight);
+        new GrpcEndpoint.Service(
+            oip, repository, inference, runner, errors, state, inflight, requestIds);
     this.auth = auth;
     this.errors = errors;
     ManagementRoutes management = new ManagementRoutes(manager, resolver, events, json, runner);

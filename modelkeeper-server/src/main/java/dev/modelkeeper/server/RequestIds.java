@@ -6,8 +6,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 
 /**
- * Gives every request an identifier for logs and error messages: the client's {@code X-Request-Id}
- * when it is short and plain, else a new one; echoed in the response header. Thread-safe.
+ * Gives every request an identifier for logs and error messages: for REST the client's {@code
+ * X-Request-Id} when it is short and plain, else a new one, echoed in the response header; for gRPC
+ * a new one. Thread-safe.
  */
 final class RequestIds {
 
@@ -21,12 +22,14 @@ final class RequestIds {
   /** Assigns the request's identifier and sets the response header; runs before every handler. */
   void assign(Context ctx) {
     String given = ctx.header(HEADER);
-    String id =
-        given != null && PLAIN.matcher(given).matches()
-            ? given
-            : prefix + "-" + Long.toHexString(next.incrementAndGet());
+    String id = given != null && PLAIN.matcher(given).matches() ? given : next();
     ctx.attribute(ATTRIBUTE, id);
     ctx.header(HEADER, id);
+  }
+
+  /** A new identifier: this server's random prefix and a counter, unique within its run. */
+  String next() {
+    return prefix + "-" + Long.toHexString(next.incrementAndGet());
   }
 
   /** The identifier {@link #assign} gave {@code ctx}, or {@code "-"} before that. */
