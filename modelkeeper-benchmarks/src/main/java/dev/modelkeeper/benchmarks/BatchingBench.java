@@ -28,10 +28,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The batching benchmark: the demo's convolutional classifier served over loopback with the binary
  * tensor extension of REST, at 1, 8 and 64 closed-loop clients, batching off and on, measured side
- * by side in interleaved rounds; then per-model isolation, the p99 of a light model (iris) idle and
- * while the conv model is saturated by 64 clients. Writes {@code docs/bench/batching.md}, puts the
- * same section at the end of {@code docs/BENCHMARKS.md} and prints it. A few minutes on two cores.
- * Not thread-safe; it is a program's entry point.
+ * by side in interleaved rounds; then per-model isolation in as many rounds, the p99 of a light
+ * model (iris) idle and while the conv model is saturated by 64 clients. Writes {@code
+ * docs/bench/batching.md}, puts the same section at the end of {@code docs/BENCHMARKS.md} and
+ * prints it. A few minutes on two cores. Not thread-safe; it is a program's entry point.
  *
  * <p>{@code java -cp modelkeeper-benchmarks/target/benchmarks.jar
  * dev.modelkeeper.benchmarks.BatchingBench [--docs DIR] [--seconds N] [--rounds N]}
@@ -113,34 +113,43 @@ public final class BatchingBench {
       }
     }
 
-    // ---- isolation: iris idle, then iris while convnet is saturated -----------------------------
-    Point irisIdle;
-    Point irisBusy;
-    Point convBusy;
+    // ---- isolation: iris idle, then iris while convnet is saturated, in rounds -----------------
+    Point[] irisIdle = new Point[rounds];
+    Point[] irisBusy = new Point[rounds];
+    Point[] convBusy = new Point[rounds];
     try (ModelKeeperServer server = start(capped)) {
       warm(server, "convnet", convBody);
       warm(server, "iris", irisBody);
-      irisIdle = load(server, "iris", irisBody, 1, seconds);
-      log("iris idle: %s", describe(irisIdle));
-      Point[] conv = new Point[1];
-      int saturateSeconds = seconds + 2;
-      Thread saturate =
-          new Thread(
-              () -> conv[0] = load(server, "convnet", convBody, 64, saturateSeconds), "saturate");
-      saturate.start();
-      Thread.sleep(1000); // let the saturating clients reach steady state before measuring
-      irisBusy = load(server, "iris", irisBody, 1, seconds);
-      saturate.join(Duration.ofSeconds(seconds + 60).toMillis());
-      convBusy = conv[0];
-      log(
-          "iris beside a saturated convnet: %s; convnet: %s",
-          describe(irisBusy), describe(convBusy));
+      for (int r = 0; r < rounds; r++) {
+        irisIdle[r] = load(server, "iris", irisBody, 1, seconds);
+        log("round %d iris idle: %s", r + 1, describe(irisIdle[r]));
+        Point[] conv = new Point[1];
+        int saturateSeconds = seconds + 2;
+        Thread saturate =
+            new Thread(
+                () -> conv[0] = load(server, "convnet", convBody, 64, saturateSeconds), "saturate");
+        saturate.start();
+        Thread.sleep(1000); // let the saturating clients reach steady state before measuring
+        irisBusy[r] = load(server, "iris", irisBody, 1, seconds);
+        saturate.join(Duration.ofSeconds(seconds + 60).toMillis());
+        convBusy[r] = conv[0];
+        log(
+            "round %d iris beside a saturated convnet: %s; convnet: %s",
+            r + 1, describe(irisBusy[r]), describe(convBusy[r]));
+      }
     }
     double others = CpuSample.now().othersShareSince(cpuBefore);
     String report =
         report(
-            started, command, seconds, rounds, offPoints, onPoints, irisIdle, irisBusy, convBusy,
-            others, floor);
+            started,
+            command,
+            seconds,
+            rounds,
+            offPoints,
+            onPoints,
+            new Point[][] {irisIdle, irisBusy, convBusy},
+            others,
+            floor);
     Files.createDirectories(docs.resolve("bench"));
     Files.writeString(docs.resolve("bench").resolve("batching.md"), report, StandardCharsets.UTF_8);
     appendTo(docs.resolve("BENCHMARKS.md"), report);
@@ -398,9 +407,7 @@ public final class BatchingBench {
       int rounds,
       Point[][] off,
       Point[][] on,
-      Point irisIdle,
-      Point irisBusy,
-      Point convBusy,
+      Point[][] isolationRounds,
       double others,
       double[] floor) {
     StringBuilder sb = new StringBuilder();
@@ -480,7 +487,17 @@ public final class BatchingBench {
               Locale.ROOT, " %.2fx", on[last][r].throughput() / off[last][r].throughput()));
     }
     sb.append(" (rounds differ as other processes' load changes; the table pools them).\n");
+    Point irisIdle = pooled(isolationRounds[0]);
+    Point irisBusy = pooled(isolationRounds[1]);
+    Point convBusy = pooled(isolationRounds[2]);
     double isolation = irisBusy.p99Millis() / irisIdle.p99Millis();
+    boolean everyRoundMet = true;
+    StringBuilder eachRound = new StringBuilder();
+    for (int r = 0; r < isolationRounds[0].length; r++) {
+      double ratio = isolationRounds[1][r].p99Millis() / isolationRounds[0][r].p99Millis();
+      everyRoundMet &= ratio <= 2;
+      eachRound.append(String.format(Locale.ROOT, " %.2fx", ratio));
+    }
     sb.append("\nPer-model isolation: `iris` from one client, idle and while 64 clients saturate")
         .append(
             " `convnet` (batching on, `max_concurrency` 1, so it holds at most one core) on the")
@@ -509,6 +526,10 @@ public final class BatchingBench {
             convBusy.throughput(),
             convBusy.p99Millis(),
             convBusy.failures()));
+    sb.append("Each round's iris p99 beside the saturated model against its idle p99 of the same")
+        .append(" round:")
+        .append(eachRound)
+        .append(" (the table pools the rounds).\n\n");
     sb.append("Verdicts against the issue's targets:\n\n");
     sb.append(
         String.format(
@@ -527,7 +548,9 @@ public final class BatchingBench {
             Locale.ROOT,
             "- iris p99 beside a saturated model ≤ 2x its idle p99: %.2fx, %s.\n",
             isolation,
-            isolation <= 2 ? "met" : "MISSED"));
+            isolation > 2
+                ? "MISSED"
+                : everyRoundMet ? "met" : "met when pooled, not in every round"));
     if (ratio64 < 2) {
       sb.append("\nWhere the throughput goes: batching divides only the model's own cost per row")
           .append(
@@ -535,7 +558,7 @@ public final class BatchingBench {
           .append(" load generator, which here share the same two cores, partly taken by other")
           .append(" processes; the end-to-end ratio is therefore below the in-process one.\n");
     }
-    if (isolation > 2) {
+    if (!everyRoundMet) {
       sb.append("\nWhere iris's tail goes: the two models do not share a queue, a worker or a")
           .append(" model thread (iris runs on the HTTP thread that received it, convnet's batches")
           .append(" on its own executor, one at a time), but they share the two cores. One core")
