@@ -17,7 +17,7 @@ final class RequestIds {
   private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
 
   private final String prefix = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
-  private final AtomicLong next = new AtomicLong();
+  private final AtomicLong issued = new AtomicLong();
 
   /** Assigns the request's identifier and sets the response header; runs before every handler. */
   void assign(Context ctx) {
@@ -29,7 +29,7 @@ final class RequestIds {
 
   /** A new identifier: this server's random prefix and a counter, unique within its run. */
   String next() {
-    return prefix + "-" + Long.toHexString(next.incrementAndGet());
+    return prefix + "-" + Long.toHexString(issued.incrementAndGet());
   }
 
   /** The identifier {@link #assign} gave {@code ctx}, or {@code "-"} before that. */
