@@ -30,8 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * tensor extension of REST, at 1, 8 and 64 closed-loop clients, batching off and on, measured side
  * by side in interleaved rounds; then per-model isolation in as many rounds, the p99 of a light
  * model (iris) idle and while the conv model is saturated by 64 clients. Writes {@code
- * docs/bench/batching.md}, puts the same section at the end of {@code docs/BENCHMARKS.md} and
- * prints it. A few minutes on two cores. Not thread-safe; it is a program's entry point.
+ * docs/bench/batching.md}, puts the same section into {@code docs/BENCHMARKS.md} (see {@link
+ * Report#putSection}) and prints it. A few minutes on two cores. Not thread-safe; it is a program's
+ * entry point.
  *
  * <p>{@code java -cp modelkeeper-benchmarks/target/benchmarks.jar
  * dev.modelkeeper.benchmarks.BatchingBench [--docs DIR] [--seconds N] [--rounds N]}
@@ -152,24 +153,8 @@ public final class BatchingBench {
             floor);
     Files.createDirectories(docs.resolve("bench"));
     Files.writeString(docs.resolve("bench").resolve("batching.md"), report, StandardCharsets.UTF_8);
-    appendTo(docs.resolve("BENCHMARKS.md"), report);
+    Report.putSection(docs.resolve("BENCHMARKS.md"), report);
     System.out.println(report);
-  }
-
-  /**
-   * Puts {@code section} at the end of {@code file}, replacing an earlier "## Batching" section.
-   */
-  private static void appendTo(Path file, String section) throws IOException {
-    String text = Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
-    int at = text.indexOf("\n## Batching\n");
-    if (at >= 0) {
-      int next = text.indexOf("\n## ", at + 1);
-      text = text.substring(0, at + 1) + (next < 0 ? "" : text.substring(next + 1));
-    }
-    if (!text.isEmpty() && !text.endsWith("\n\n")) {
-      text += text.endsWith("\n") ? "\n" : "\n\n";
-    }
-    Files.writeString(file, text + section, StandardCharsets.UTF_8);
   }
 
   /**

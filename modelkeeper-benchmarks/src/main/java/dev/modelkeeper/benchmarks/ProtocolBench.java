@@ -16,10 +16,12 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.EventExecutor;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -43,23 +45,45 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 /**
  * The protocol benchmark: one in-process server over loopback, the demo models {@code iris} and
  * {@code mlp-medium}, closed-loop clients (1, 8, 64) over JSON REST, binary REST (the binary tensor
  * data extension) and gRPC (raw contents), in interleaved rounds, next to the in-process floor
  * ({@code OrtSession.run} on the same input, measured in the same run). Writes {@code
- * docs/bench/protocols.md} and replaces the {@code ## Protocols} section at the end of {@code
- * docs/BENCHMARKS.md}. Not thread-safe; it is a program's entry point.
+ * docs/bench/protocols.md} and the same section into {@code docs/BENCHMARKS.md} (see {@link
+ * Report#putSection}). Not thread-safe; it is a program's entry point.
  *
  * <p>Usage: {@code java -cp benchmarks.jar dev.modelkeeper.benchmarks.ProtocolBench [--docs DIR]
  * [--rounds N] [--seconds S]}.
  */
 public final class ProtocolBench {
 
-  private static final List<String> MODELS = List.of("iris", "mlp-medium");
   private static final Map<String, Integer> WIDTH = Map.of("iris", 4, "mlp-medium", 64);
+
+  /**
+   * What the cells send: one row of iris and of mlp-medium (the transport's cost dominates), and a
+   * medium request of {@value #MEDIUM_ROWS} mlp-medium rows (16 KiB of FP32 in, 4 KiB out), where
+   * encoding the tensors is most of the work.
+   */
+  private static final int MEDIUM_ROWS = 64;
+
+  private static final List<Workload> WORKLOADS =
+      List.of(
+          new Workload("iris", 1), new Workload("mlp-medium", 1), new Workload("mlp-medium", 64));
+
+  private static final Workload NONE = new Workload("none", 0);
   private static final List<Integer> CLIENTS = List.of(1, 8, 64);
+
+  /**
+   * Event-loop threads of the gRPC clients, one per processor: the channels are spread over them,
+   * so the clients can use both cores, as the REST clients' threads can.
+   */
+  private static final int CLIENT_LOOP_THREADS = Runtime.getRuntime().availableProcessors();
+
+  /** Distinct request bodies per workload; each client sends them in turn. */
+  private static final int BODIES = 8;
 
   /** JIT compilation in one warm-up round below which the compiler counts as quiet. */
   private static final long QUIET_COMPILE_MILLIS = 200;
@@ -71,32 +95,138 @@ public final class ProtocolBench {
   private static final List<String> NO_MODEL =
       List.of("REST GET /v2/health/live", "gRPC ServerLive");
 
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
   private ProtocolBench() {}
+
+  /** CPU time of this whole process (every thread, the JIT compiler's and the collector's too). */
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
+  }
+
+  /**
+   * A model and the rows each request carries.
+   *
+   * @param model the model's name ({@code none} for round trips that run no model)
+   * @param rows rows per request
+   */
+  private record Workload(String model, int rows) {
+    String label() {
+      return rows == 1 ? model : model + " (" + rows + " rows)";
+    }
+
+    int width() {
+      return WIDTH.getOrDefault(model, 0);
+    }
+
+    String key() {
+      return model + "x" + rows;
+    }
+  }
+
+  /**
+   * A workload's requests, encoded once for every protocol before any cell runs, as load generators
+   * such as wrk and Triton's perf_analyzer send prepared bodies: the clients' CPU is then their
+   * I/O, the same for JSON and binary, and the server does all the parsing.
+   */
+  private static final class Payloads {
+    final Workload workload;
+    final float[][] data = new float[BODIES][];
+    final byte[][] json = new byte[BODIES][];
+    final byte[][] binary = new byte[BODIES][];
+    final String[] binaryHeaderLength = new String[BODIES];
+    final ModelInferRequest[] grpc = new ModelInferRequest[BODIES];
+
+    Payloads(Workload w) {
+      this.workload = w;
+      Random random = new Random(w.key().hashCode());
+      for (int b = 0; b < BODIES; b++) {
+        float[] d = new float[w.rows() * w.width()];
+        for (int i = 0; i < d.length; i++) {
+          d[i] = random.nextFloat() * 8;
+        }
+        data[b] = d;
+        json[b] = json(w, d);
+        byte[] header =
+            ("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":["
+                    + w.rows()
+                    + ","
+                    + w.width()
+                    + "],\"parameters\":{\"binary_data_size\":"
+                    + d.length * 4
+                    + "}}],\"parameters\":{\"binary_data_output\":true}}")
+                .getBytes(StandardCharsets.UTF_8);
+        ByteBuffer body =
+            ByteBuffer.allocate(header.length + d.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        body.put(header);
+        ByteBuffer raw = ByteBuffer.allocate(d.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        for (float f : d) {
+          body.putFloat(f);
+          raw.putFloat(f);
+        }
+        binary[b] = body.array();
+        binaryHeaderLength[b] = Integer.toString(header.length);
+        grpc[b] =
+            ModelInferRequest.newBuilder()
+                .setModelName(w.model())
+                .addInputs(
+                    ModelInferRequest.InferInputTensor.newBuilder()
+                        .setName("input")
+                        .setDatatype("FP32")
+                        .addShape(w.rows())
+                        .addShape(w.width()))
+                .addRawInputContents(ByteString.copyFrom(raw.array()))
+                .build();
+      }
+    }
+
+    private static byte[] json(Workload w, float[] d) {
+      StringBuilder sb = new StringBuilder(64 + d.length * 12);
+      sb.append("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[")
+          .append(w.rows())
+          .append(',')
+          .append(w.width())
+          .append("],\"data\":[");
+      for (int i = 0; i < d.length; i++) {
+        if (i > 0) {
+          sb.append(',');
+        }
+        sb.append(d[i]);
+      }
+      sb.append("]}]}");
+      return sb.toString().getBytes(StandardCharsets.UTF_8);
+    }
+  }
 
   /** One transport's blocking client for one calling thread; not thread-safe. */
   private interface Caller extends AutoCloseable {
-    void call(String model, float[] row) throws Exception;
+    /** Sends request {@code body} (an index below {@link #BODIES}) and checks its answer. */
+    void call(int body) throws Exception;
 
     @Override
     default void close() throws IOException {}
   }
 
-  /** One transport: opens a {@link Caller} per client thread; thread-safe. */
+  /** One transport: opens a {@link Caller} of a workload per client thread; thread-safe. */
   private interface Client {
-    Caller open();
+    Caller open(Payloads payloads);
   }
 
   /** A call that completes on the client's transport thread, which then starts the next one. */
   @FunctionalInterface
   private interface AsyncCaller {
-    /** Starts one call; {@code done} gets null when it succeeded, else its failure. */
-    void call(String model, float[] row, Consumer<Throwable> done);
+    /**
+     * Starts one call of client {@code client} (its own connection); {@code done} gets null when it
+     * succeeded, else its failure.
+     */
+    void call(Payloads payloads, int client, int body, Consumer<Throwable> done);
   }
 
   /** A closed-loop load of one protocol: {@code clients} callers for {@code seconds}. */
   @FunctionalInterface
   private interface Load {
-    Cell run(String model, int clients, double seconds) throws InterruptedException;
+    Cell run(Payloads payloads, int clients, double seconds) throws InterruptedException;
   }
 
   /** Latencies and count of one cell (model, protocol, clients) over every round. */
@@ -105,8 +235,37 @@ public final class ProtocolBench {
     long requests;
     double seconds;
 
+    /** CPU time of this process less its client threads' while the cell ran: the server's. */
+    long serverCpuNanos;
+
+    /** CPU time of the client threads while the cell ran. */
+    long clientCpuNanos;
+
     double rate() {
       return requests / seconds;
+    }
+
+    /** Server CPU time per request, µs. */
+    double serverCpuMicros() {
+      return serverCpuNanos / 1e3 / requests;
+    }
+
+    /** Processors kept busy by server and clients together, on average. */
+    double coresBusy() {
+      return (serverCpuNanos + clientCpuNanos) / 1e9 / seconds;
+    }
+
+    /** Client CPU time per request, µs. */
+    double clientCpuMicros() {
+      return clientCpuNanos / 1e3 / requests;
+    }
+
+    void add(Cell one) {
+      latencies.addAll(one.latencies);
+      requests += one.requests;
+      seconds += one.seconds;
+      serverCpuNanos += one.serverCpuNanos;
+      clientCpuNanos += one.clientCpuNanos;
     }
 
     double percentileMicros(double p) {
@@ -148,7 +307,7 @@ public final class ProtocolBench {
             .host("127.0.0.1")
             .port(0)
             .grpcPort(0)
-            .pin(MODELS)
+            .pin(List.of("iris", "mlp-medium"))
             .build();
     CpuSample cpuBefore = CpuSample.now();
     Instant started = Instant.now();
@@ -160,28 +319,47 @@ public final class ProtocolBench {
         throw new IllegalStateException("the server did not become ready");
       }
       // no client thread hand-offs (see the NOTE): one keep-alive socket per REST client thread,
-      // which does its own I/O; gRPC calls complete and start the next on the channel's transport
+      // which does its own I/O; gRPC calls complete and start the next on the client's transport
       // thread. That thread is the client's own, as in a client process: by default gRPC's client
       // and server in one JVM share one event-loop group, and a round trip then took 50 or 100 µs
-      // depending on whether both ends of the connection landed on the same thread
+      // depending on whether both ends of the connection landed on the same thread. Every gRPC
+      // client has its own channel (its own HTTP/2 connection), as every REST client has its own
+      // socket and as separate client processes would
       MultiThreadIoEventLoopGroup clientLoop =
-          new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-      ManagedChannel channel =
-          NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort())
-              .eventLoopGroup(clientLoop)
-              .channelType(NioSocketChannel.class)
-              .usePlaintext()
-              .directExecutor()
-              .build();
+          new MultiThreadIoEventLoopGroup(CLIENT_LOOP_THREADS, NioIoHandler.newFactory());
+      int maxClients = CLIENTS.stream().mapToInt(Integer::intValue).max().orElseThrow();
+      List<ManagedChannel> channels = new ArrayList<>();
+      for (int c = 0; c < maxClients; c++) {
+        channels.add(
+            NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort())
+                .eventLoopGroup(clientLoop)
+                .channelType(NioSocketChannel.class)
+                .usePlaintext()
+                .directExecutor()
+                .build());
+      }
       try {
         int port = server.port();
+        Map<Workload, Payloads> payloads = new LinkedHashMap<>();
+        for (Workload w : WORKLOADS) {
+          payloads.put(w, new Payloads(w));
+        }
+        Payloads none = new Payloads(NONE);
         Map<String, Load> clients = new LinkedHashMap<>();
-        clients.put("JSON REST", (m, n, s) -> run(json(port), m, n, s));
-        clients.put("binary REST", (m, n, s) -> run(binary(port), m, n, s));
-        clients.put("gRPC", (m, n, s) -> runChained(grpc(channel), m, n, s));
+        clients.put("JSON REST", (p, n, s) -> run(json(port), p, n, s));
+        clients.put("binary REST", (p, n, s) -> run(binary(port), p, n, s));
+        // the chains run on the client loop's threads: their CPU time is the gRPC client's
+        List<Long> loopThreads = new ArrayList<>();
+        for (EventExecutor e : clientLoop) {
+          loopThreads.add(e.submit(() -> Thread.currentThread().getId()).get(10, TimeUnit.SECONDS));
+        }
+        LongSupplier grpcClientCpu =
+            () -> loopThreads.stream().mapToLong(THREADS::getThreadCpuTime).sum();
+        clients.put("gRPC", (p, n, s) -> runChained(grpc(channels), grpcClientCpu, p, n, s));
         Map<String, Load> noModel = new LinkedHashMap<>();
-        noModel.put(NO_MODEL.get(0), (m, n, s) -> run(live(port), m, n, s));
-        noModel.put(NO_MODEL.get(1), (m, n, s) -> runChained(live(channel), m, n, s));
+        noModel.put(NO_MODEL.get(0), (p, n, s) -> run(live(port), p, n, s));
+        noModel.put(
+            NO_MODEL.get(1), (p, n, s) -> runChained(live(channels), grpcClientCpu, p, n, s));
         // warm-up: every path, in rounds until the JIT compiler is quiet; compiling gRPC's and
         // Netty's code takes tens of seconds of a core here, and a cell measured meanwhile would
         // count the compiler's work against its protocol
@@ -191,13 +369,13 @@ public final class ProtocolBench {
         int warmRounds = 0;
         do {
           long before = jit.getTotalCompilationTime();
-          for (String model : MODELS) {
+          for (Payloads p : payloads.values()) {
             for (Load c : clients.values()) {
-              c.run(model, 8, 1.0);
+              c.run(p, 8, 1.0);
             }
           }
           for (Load c : noModel.values()) {
-            c.run("none", 1, 1.0);
+            c.run(none, 1, 1.0);
           }
           compiledMillis = jit.getTotalCompilationTime() - before;
           warmRounds++;
@@ -211,41 +389,37 @@ public final class ProtocolBench {
         warmUp =
             String.format(
                 Locale.ROOT,
-                "Warm-up: %d rounds over every path and model (%d s), until a round of 8 s spent"
-                    + " %d ms compiling (quiet: at most %d ms, or %d s at most).",
+                "Warm-up: %d rounds over every path and workload (%d s), until a round of %d s"
+                    + " spent %d ms compiling (quiet: at most %d ms, or %d s at most).",
                 warmRounds,
                 Duration.ofNanos(System.nanoTime() - warmStart).toSeconds(),
+                payloads.size() * clients.size() + noModel.size(),
                 compiledMillis,
                 QUIET_COMPILE_MILLIS,
                 WARM_UP_LIMIT.toSeconds());
         for (int r = 0; r < rounds; r++) {
           for (Map.Entry<String, Load> e : noModel.entrySet()) {
             Cell cell = cells.computeIfAbsent("none|" + e.getKey() + "|1", k -> new Cell());
-            Cell one = e.getValue().run("none", 1, seconds);
-            cell.latencies.addAll(one.latencies);
-            cell.requests += one.requests;
-            cell.seconds += one.seconds;
+            cell.add(e.getValue().run(none, 1, seconds));
           }
-          for (String model : MODELS) {
+          for (Payloads p : payloads.values()) {
             floor.merge(
-                model,
-                floor(repo, model, seconds),
-                (a, b) -> new double[] {a[0] + b[0], Math.min(a[1], b[1]), a[2] + b[2]});
+                p.workload.key(),
+                floor(repo, p, seconds),
+                (x, y) -> new double[] {x[0] + y[0], Math.min(x[1], y[1]), x[2] + y[2]});
             for (int n : CLIENTS) {
               List<String> order = new ArrayList<>(PROTOCOLS);
               java.util.Collections.rotate(order, r);
               for (String protocol : order) {
                 Cell cell =
-                    cells.computeIfAbsent(model + "|" + protocol + "|" + n, k -> new Cell());
-                Cell one = clients.get(protocol).run(model, n, seconds);
-                cell.latencies.addAll(one.latencies);
-                cell.requests += one.requests;
-                cell.seconds += one.seconds;
+                    cells.computeIfAbsent(cellKey(p.workload, protocol, n), k -> new Cell());
+                Cell one = clients.get(protocol).run(p, n, seconds);
+                cell.add(one);
                 System.out.printf(
                     Locale.ROOT,
-                    "round %d %-10s %-11s %2d clients: %,9.0f req/s%n",
+                    "round %d %-22s %-11s %2d clients: %,9.0f req/s%n",
                     r + 1,
-                    model,
+                    p.workload.label(),
                     protocol,
                     n,
                     one.rate());
@@ -254,7 +428,9 @@ public final class ProtocolBench {
           }
         }
       } finally {
-        channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+        for (ManagedChannel c : channels) {
+          c.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+        }
         clientLoop.shutdownGracefully(0, 5, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
       }
     }
@@ -271,36 +447,34 @@ public final class ProtocolBench {
             Duration.between(started, Instant.now()));
     Files.createDirectories(docs.resolve("bench"));
     Files.writeString(docs.resolve("bench").resolve("protocols.md"), md);
-    appendSection(docs.resolve("BENCHMARKS.md"), md);
+    Report.putSection(docs.resolve("BENCHMARKS.md"), md);
     System.out.println(md);
   }
 
   /** Runs {@code clients} closed-loop callers for {@code seconds}. */
-  private static Cell run(Client client, String model, int clients, double seconds)
+  private static Cell run(Client client, Payloads payloads, int clients, double seconds)
       throws InterruptedException {
     AtomicBoolean stop = new AtomicBoolean();
     CountDownLatch done = new CountDownLatch(clients);
     List<long[]> latencies = new ArrayList<>();
     long[] counts = new long[clients];
+    long[] clientCpu = new long[clients];
     Throwable[] failure = new Throwable[1];
     List<Thread> threads = new ArrayList<>();
+    long cpuBefore = processCpuNanos();
     long start = System.nanoTime();
     for (int t = 0; t < clients; t++) {
       int id = t;
       Thread th =
           new Thread(
               () -> {
-                Random random = new Random(id);
-                float[] row = new float[WIDTH.getOrDefault(model, 0)];
+                long ownCpu = THREADS.getCurrentThreadCpuTime();
                 long[] lat = new long[1 << 16];
                 int n = 0;
-                try (Caller caller = client.open()) {
+                try (Caller caller = client.open(payloads)) {
                   while (!stop.get()) {
-                    for (int i = 0; i < row.length; i++) {
-                      row[i] = random.nextFloat() * 8;
-                    }
                     long t0 = System.nanoTime();
-                    caller.call(model, row);
+                    caller.call((id + n) % BODIES);
                     long took = System.nanoTime() - t0;
                     if (n == lat.length) {
                       lat = Arrays.copyOf(lat, n * 2);
@@ -315,6 +489,7 @@ public final class ProtocolBench {
                   synchronized (latencies) {
                     latencies.add(Arrays.copyOf(lat, n));
                     counts[id] = n;
+                    clientCpu[id] = THREADS.getCurrentThreadCpuTime() - ownCpu;
                   }
                   done.countDown();
                 }
@@ -336,6 +511,8 @@ public final class ProtocolBench {
       cell.requests += c;
     }
     cell.seconds = took;
+    cell.clientCpuNanos = Arrays.stream(clientCpu).sum();
+    cell.serverCpuNanos = processCpuNanos() - cpuBefore - cell.clientCpuNanos;
     return cell;
   }
 
@@ -358,15 +535,18 @@ public final class ProtocolBench {
    * starts its next call from the completion of the last, on the client's transport thread (as
    * gRPC's own benchmark clients do), so no calling thread is woken per call.
    */
-  private static Cell runChained(AsyncCaller caller, String model, int clients, double seconds)
+  private static Cell runChained(
+      AsyncCaller caller, LongSupplier clientCpu, Payloads payloads, int clients, double seconds)
       throws InterruptedException {
     AtomicBoolean stop = new AtomicBoolean();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     CountDownLatch done = new CountDownLatch(clients);
     List<Chain> chains = new ArrayList<>();
+    long cpuBefore = processCpuNanos();
+    long clientCpuBefore = clientCpu.getAsLong();
     long start = System.nanoTime();
     for (int t = 0; t < clients; t++) {
-      Chain chain = new Chain(caller, model, new Random(t), stop, failure, done);
+      Chain chain = new Chain(caller, payloads, t, stop, failure, done);
       chains.add(chain);
       chain.next();
     }
@@ -380,44 +560,41 @@ public final class ProtocolBench {
       cell.requests += c.count;
     }
     cell.seconds = took;
+    cell.clientCpuNanos = clientCpu.getAsLong() - clientCpuBefore;
+    cell.serverCpuNanos = processCpuNanos() - cpuBefore - cell.clientCpuNanos;
     return cell;
   }
 
   /** One closed-loop client of {@link #runChained}; its calls run one after another. */
   private static final class Chain {
     private final AsyncCaller caller;
-    private final String model;
-    private final Random random;
+    private final Payloads payloads;
+    private final int client;
     private final AtomicBoolean stop;
     private final AtomicReference<Throwable> failure;
     private final CountDownLatch done;
-    private final float[] row;
     private long[] latencies = new long[1 << 16];
     private int count;
     private long startedAt;
 
     Chain(
         AsyncCaller caller,
-        String model,
-        Random random,
+        Payloads payloads,
+        int client,
         AtomicBoolean stop,
         AtomicReference<Throwable> failure,
         CountDownLatch done) {
       this.caller = caller;
-      this.model = model;
-      this.random = random;
+      this.payloads = payloads;
+      this.client = client;
       this.stop = stop;
       this.failure = failure;
       this.done = done;
-      this.row = new float[WIDTH.getOrDefault(model, 0)];
     }
 
     void next() {
-      for (int i = 0; i < row.length; i++) {
-        row[i] = random.nextFloat() * 8;
-      }
       startedAt = System.nanoTime();
-      caller.call(model, row, this::completed);
+      caller.call(payloads, client, (client + count) % BODIES, this::completed);
     }
 
     private void completed(Throwable f) {
@@ -439,27 +616,27 @@ public final class ProtocolBench {
     }
   }
 
-  /** {@code OrtSession.run} on one row for {@code seconds}: {rate, min p50 µs, rounds}. */
-  private static double[] floor(Path repo, String model, double seconds) throws Exception {
+  /**
+   * {@code OrtSession.run} on the workload's inputs for {@code seconds}: {rate, min p50 µs,
+   * rounds}.
+   */
+  private static double[] floor(Path repo, Payloads payloads, double seconds) throws Exception {
+    Workload w = payloads.workload;
     OrtEnvironment env = OrtEnvironment.getEnvironment();
-    Path file = repo.resolve(model).resolve("1").resolve("model.onnx");
+    Path file = repo.resolve(w.model()).resolve("1").resolve("model.onnx");
     try (OrtSession.SessionOptions opts = new OrtSession.SessionOptions()) {
       opts.setIntraOpNumThreads(1);
       try (OrtSession session = env.createSession(file.toString(), opts)) {
         String input = session.getInputNames().iterator().next();
-        float[] row = new float[WIDTH.get(model)];
-        Random random = new Random(1);
+        long[] shape = {w.rows(), w.width()};
         long[] lat = new long[1 << 20];
         int n = 0;
         long end = System.nanoTime() + (long) (seconds * 1e9);
         long start = System.nanoTime();
         while (System.nanoTime() < end && n < lat.length) {
-          for (int i = 0; i < row.length; i++) {
-            row[i] = random.nextFloat() * 8;
-          }
           long t0 = System.nanoTime();
           try (OnnxTensor t =
-                  OnnxTensor.createTensor(env, FloatBuffer.wrap(row), new long[] {1, row.length});
+                  OnnxTensor.createTensor(env, FloatBuffer.wrap(payloads.data[n % BODIES]), shape);
               OrtSession.Result r = session.run(Map.of(input, t))) {
             r.get(0);
           }
@@ -478,29 +655,19 @@ public final class ProtocolBench {
     return new BlockingHttpClient("127.0.0.1", port, Duration.ofSeconds(60));
   }
 
+  private static String inferPath(Payloads payloads) {
+    return "/v2/models/" + payloads.workload.model() + "/infer";
+  }
+
   private static Client json(int port) {
-    return () -> {
+    Map<String, String> headers = Map.of("Content-Type", "application/json");
+    return payloads -> {
       BlockingHttpClient http = http(port);
-      Map<String, String> headers = Map.of("Content-Type", "application/json");
+      String path = inferPath(payloads);
       return new Caller() {
         @Override
-        public void call(String model, float[] row) throws IOException {
-          StringBuilder sb = new StringBuilder(64 + row.length * 12);
-          sb.append("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,")
-              .append(row.length)
-              .append("],\"data\":[");
-          for (int i = 0; i < row.length; i++) {
-            if (i > 0) {
-              sb.append(',');
-            }
-            sb.append(row[i]);
-          }
-          sb.append("]}]}");
-          BlockingHttpClient.Response r =
-              http.post(
-                  "/v2/models/" + model + "/infer",
-                  headers,
-                  sb.toString().getBytes(StandardCharsets.UTF_8));
+        public void call(int body) throws IOException {
+          BlockingHttpClient.Response r = http.post(path, headers, payloads.json[body]);
           check(r.status(), r.body());
           if (r.body().length == 0 || r.body()[0] != '{') {
             throw new IOException("not a JSON body");
@@ -516,33 +683,22 @@ public final class ProtocolBench {
   }
 
   private static Client binary(int port) {
-    return () -> {
+    return payloads -> {
       BlockingHttpClient http = http(port);
+      String path = inferPath(payloads);
+      List<Map<String, String>> headers = new ArrayList<>();
+      for (String length : payloads.binaryHeaderLength) {
+        headers.add(
+            Map.of(
+                "Content-Type",
+                "application/octet-stream",
+                "Inference-Header-Content-Length",
+                length));
+      }
       return new Caller() {
         @Override
-        public void call(String model, float[] row) throws IOException {
-          byte[] header =
-              ("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,"
-                      + row.length
-                      + "],\"parameters\":{\"binary_data_size\":"
-                      + row.length * 4
-                      + "}}],\"parameters\":{\"binary_data_output\":true}}")
-                  .getBytes(StandardCharsets.UTF_8);
-          ByteBuffer body =
-              ByteBuffer.allocate(header.length + row.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-          body.put(header);
-          for (float f : row) {
-            body.putFloat(f);
-          }
-          BlockingHttpClient.Response r =
-              http.post(
-                  "/v2/models/" + model + "/infer",
-                  Map.of(
-                      "Content-Type",
-                      "application/octet-stream",
-                      "Inference-Header-Content-Length",
-                      Integer.toString(header.length)),
-                  body.array());
+        public void call(int body) throws IOException {
+          BlockingHttpClient.Response r = http.post(path, headers.get(body), payloads.binary[body]);
           check(r.status(), r.body());
           String jsonLength = r.header("Inference-Header-Content-Length");
           if (jsonLength == null || Integer.parseInt(jsonLength) >= r.body().length) {
@@ -560,11 +716,11 @@ public final class ProtocolBench {
 
   /** REST's round trip without a model: {@code GET /v2/health/live}. */
   private static Client live(int port) {
-    return () -> {
+    return payloads -> {
       BlockingHttpClient http = http(port);
       return new Caller() {
         @Override
-        public void call(String model, float[] row) throws IOException {
+        public void call(int body) throws IOException {
           BlockingHttpClient.Response r = http.get("/v2/health/live");
           check(r.status(), r.body());
         }
@@ -577,39 +733,32 @@ public final class ProtocolBench {
     };
   }
 
+  private static List<GRPCInferenceServiceGrpc.GRPCInferenceServiceStub> stubs(
+      List<ManagedChannel> channels) {
+    return channels.stream().map(GRPCInferenceServiceGrpc::newStub).toList();
+  }
+
   /** gRPC's round trip without a model: {@code ServerLive}. */
-  private static AsyncCaller live(ManagedChannel channel) {
-    GRPCInferenceServiceGrpc.GRPCInferenceServiceStub stub =
-        GRPCInferenceServiceGrpc.newStub(channel);
-    return (model, row, done) ->
-        stub.withDeadlineAfter(60, TimeUnit.SECONDS)
+  private static AsyncCaller live(List<ManagedChannel> channels) {
+    List<GRPCInferenceServiceGrpc.GRPCInferenceServiceStub> stubs = stubs(channels);
+    return (payloads, client, body, done) ->
+        stubs
+            .get(client)
+            .withDeadlineAfter(60, TimeUnit.SECONDS)
             .serverLive(
                 ServerLiveRequest.getDefaultInstance(),
                 new Answer<>(done, r -> r.getLive() ? null : "not live"));
   }
 
-  private static AsyncCaller grpc(ManagedChannel channel) {
-    GRPCInferenceServiceGrpc.GRPCInferenceServiceStub stub =
-        GRPCInferenceServiceGrpc.newStub(channel);
-    return (model, row, done) -> {
-      ByteBuffer raw = ByteBuffer.allocate(row.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-      for (float f : row) {
-        raw.putFloat(f);
-      }
-      stub.withDeadlineAfter(60, TimeUnit.SECONDS)
-          .modelInfer(
-              ModelInferRequest.newBuilder()
-                  .setModelName(model)
-                  .addInputs(
-                      ModelInferRequest.InferInputTensor.newBuilder()
-                          .setName("input")
-                          .setDatatype("FP32")
-                          .addShape(1)
-                          .addShape(row.length))
-                  .addRawInputContents(ByteString.copyFrom(raw.array()))
-                  .build(),
-              new Answer<>(done, r -> r.getRawOutputContentsCount() == 0 ? "no outputs" : null));
-    };
+  private static AsyncCaller grpc(List<ManagedChannel> channels) {
+    List<GRPCInferenceServiceGrpc.GRPCInferenceServiceStub> stubs = stubs(channels);
+    return (payloads, client, body, done) ->
+        stubs
+            .get(client)
+            .withDeadlineAfter(60, TimeUnit.SECONDS)
+            .modelInfer(
+                payloads.grpc[body],
+                new Answer<>(done, r -> r.getRawOutputContentsCount() == 0 ? "no outputs" : null));
   }
 
   /** Hands a unary call's outcome to {@code done}: null, or why it failed. */
@@ -646,6 +795,10 @@ public final class ProtocolBench {
     }
   }
 
+  private static String cellKey(Workload w, String protocol, int clients) {
+    return w.key() + "|" + protocol + "|" + clients;
+  }
+
   private static String report(
       Map<String, Cell> cells,
       Map<String, double[]> floor,
@@ -659,9 +812,11 @@ public final class ProtocolBench {
     md.append("## Protocols\n\n");
     md.append(
             "JSON REST, binary REST (binary tensor data extension) and gRPC (raw contents) against ")
-        .append("one in-process server over loopback, closed-loop clients sending one row per ")
-        .append("request, next to the in-process floor: `OrtSession.run` on the same input in the ")
-        .append("same run (one thread). ")
+        .append("one in-process server over loopback, closed-loop clients sending one row of iris")
+        .append(" or mlp-medium per request, or a medium request of ")
+        .append(MEDIUM_ROWS)
+        .append(" mlp-medium rows, next to the in-process floor: `OrtSession.run` on the same ")
+        .append("input in the same run (one thread). ")
         .append(
             String.format(
                 Locale.ROOT,
@@ -685,70 +840,90 @@ public final class ProtocolBench {
                 + " comparable within this run only)%n",
             others * 100));
     md.append("- Command: `").append(command).append("`\n\n");
-    md.append("| model | clients | protocol | req/s | p50 µs | p99 µs | vs JSON REST |\n");
-    md.append("|---|---:|---|---:|---:|---:|---:|\n");
-    for (String model : MODELS) {
-      double[] f = floor.get(model);
+    md.append(
+        "| model | clients | protocol | req/s | p50 µs | p99 µs | vs JSON REST | server CPU µs/req"
+            + " | server CPU vs JSON REST | client CPU µs/req |\n");
+    md.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (Workload w : WORKLOADS) {
+      double[] f = floor.get(w.key());
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | 1 | in-process floor (OrtSession.run) | %,.0f | %.1f | | |%n",
-              model,
+              "| %s | 1 | in-process floor (OrtSession.run) | %,.0f | %.1f | | | | | |%n",
+              w.label(),
               f[0] / f[2],
               f[1]));
       for (int n : CLIENTS) {
-        double jsonRate = cells.get(model + "|JSON REST|" + n).rate();
+        Cell json = cells.get(cellKey(w, "JSON REST", n));
         for (String protocol : PROTOCOLS) {
-          Cell c = cells.get(model + "|" + protocol + "|" + n);
+          Cell c = cells.get(cellKey(w, protocol, n));
           md.append(
               String.format(
                   Locale.ROOT,
-                  "| %s | %d | %s | %,.0f | %.0f | %.0f | %.2fx |%n",
-                  model,
+                  "| %s | %d | %s | %,.0f | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.0f |%n",
+                  w.label(),
                   n,
                   protocol,
                   c.rate(),
                   c.percentileMicros(0.50),
                   c.percentileMicros(0.99),
-                  c.rate() / jsonRate));
+                  c.rate() / json.rate(),
+                  c.serverCpuMicros(),
+                  json.serverCpuMicros() / c.serverCpuMicros(),
+                  c.clientCpuMicros()));
         }
       }
     }
     md.append("\nRound trips that run no model (what the transport alone costs), 1 client:\n\n");
-    md.append("| round trip | req/s | p50 µs | p99 µs |\n|---|---:|---:|---:|\n");
+    md.append(
+        "| round trip | req/s | p50 µs | p99 µs | server CPU µs/req |\n|---|---:|---:|---:|---:|\n");
     for (String name : NO_MODEL) {
       Cell c = cells.get("none|" + name + "|1");
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %,.0f | %.0f | %.0f |%n",
+              "| %s | %,.0f | %.0f | %.0f | %.0f |%n",
               name,
               c.rate(),
               c.percentileMicros(0.50),
-              c.percentileMicros(0.99)));
+              c.percentileMicros(0.99),
+              c.serverCpuMicros()));
     }
     md.append("\nTargets:\n\n");
-    double json8 = cells.get("mlp-medium|JSON REST|8").rate();
-    for (String protocol : List.of("binary REST", "gRPC")) {
-      double ratio = cells.get("mlp-medium|" + protocol + "|8").rate() / json8;
-      md.append(
-          String.format(
-              Locale.ROOT,
-              "- %s on mlp-medium at 8 clients: %.2fx JSON REST throughput (target ≥ 1.5x): %s%n",
-              protocol,
-              ratio,
-              ratio >= 1.5 ? "met" : "NOT met"));
+    for (Workload w : WORKLOADS) {
+      if (!w.model().equals("mlp-medium")) {
+        continue;
+      }
+      Cell json8 = cells.get(cellKey(w, "JSON REST", 8));
+      for (String protocol : List.of("binary REST", "gRPC")) {
+        Cell c = cells.get(cellKey(w, protocol, 8));
+        double ratio = c.rate() / json8.rate();
+        md.append(
+            String.format(
+                Locale.ROOT,
+                "- %s on %s at 8 clients: %.2fx JSON REST throughput (target ≥ 1.5x): %s."
+                    + " Each request took %.2fx less server CPU than over JSON REST; server and"
+                    + " clients kept %.1f of the %d processors busy (JSON REST: %.1f)%n",
+                protocol,
+                w.label(),
+                ratio,
+                ratio >= 1.5 ? "met" : "NOT met",
+                json8.serverCpuMicros() / c.serverCpuMicros(),
+                c.coresBusy(),
+                Runtime.getRuntime().availableProcessors(),
+                json8.coresBusy()));
+      }
     }
-    for (String model : MODELS) {
-      double floorP50 = floor.get(model)[1];
+    for (Workload w : WORKLOADS) {
+      double floorP50 = floor.get(w.key())[1];
       for (String protocol : PROTOCOLS) {
-        double p50 = cells.get(model + "|" + protocol + "|1").percentileMicros(0.50);
+        double p50 = cells.get(cellKey(w, protocol, 1)).percentileMicros(0.50);
         md.append(
             String.format(
                 Locale.ROOT,
                 "- %s 1-client round trip on %s: p50 %.0f µs = %.1fx the floor's %.1f µs (target ≤ 10x): %s%n",
                 protocol,
-                model,
+                w.label(),
                 p50,
                 p50 / floorP50,
                 floorP50,
@@ -757,11 +932,13 @@ public final class ProtocolBench {
     }
     double restAlone = cells.get("none|" + NO_MODEL.get(0) + "|1").percentileMicros(0.50);
     double grpcAlone = cells.get("none|" + NO_MODEL.get(1) + "|1").percentileMicros(0.50);
-    double tenFloors = 10 * Math.max(floor.get("iris")[1], floor.get("mlp-medium")[1]);
+    double tenFloors =
+        10 * Math.max(floor.get(WORKLOADS.get(0).key())[1], floor.get(WORKLOADS.get(1).key())[1]);
     md.append(
         String.format(
             Locale.ROOT,
-            "%nThe 1-client target asks for a round trip under %.0f µs (10x the floor). A round"
+            "%nFor one row, the 1-client target asks for a round trip under %.0f µs (10x the"
+                + " floor). A round"
                 + " trip that runs no model takes %.0f µs over REST and %.0f µs over gRPC here:"
                 + " that is the order of what the transport alone costs on this machine. Those"
                 + " cells run first in each round, just after the 64-client cells, and can read"
@@ -774,44 +951,44 @@ public final class ProtocolBench {
   }
 
   private static final String NOTE =
-      "Clients. Each REST client thread holds one keep-alive HTTP/1.1 connection over a plain"
-          + " socket and does its own I/O (`BlockingHttpClient` in modelkeeper-benchmarks: write"
-          + " the request, read the status line, the headers and exactly `Content-Length` bytes),"
-          + " as closed-loop load generators such as wrk do. A general-purpose asynchronous client"
-          + " (`java.net.http.HttpClient`) hands every exchange across its selector and executor"
-          + " threads: several thread wake-ups per round trip, which on this 2-core machine cost"
-          + " hundreds of µs that would be counted as the server's. gRPC uses the"
-          + " generated asynchronous stub over one channel with a direct executor: each client"
-          + " starts its next call from the completion of the last, on the channel's transport"
-          + " thread, as gRPC's own benchmark clients do (the blocking stub would add two thread"
-          + " wake-ups per call: the transport thread waking the caller, and the caller's write"
-          + " handed to the transport thread). That transport thread is the client's own, as in a"
-          + " separate client process; gRPC's default would share the server's event-loop group"
-          + " in this JVM.\n\n"
+      "Clients. Every request body is encoded once before the cells run (8 per workload, sent in"
+          + " turn), as wrk and Triton's perf_analyzer send prepared data, so the clients' CPU is"
+          + " their I/O and the server does all the parsing. Each REST client thread holds one"
+          + " keep-alive HTTP/1.1 connection over a plain socket and does its own I/O"
+          + " (`BlockingHttpClient` in modelkeeper-benchmarks: write the request, read the status"
+          + " line, the headers and exactly `Content-Length` bytes), as closed-loop load generators"
+          + " do. A general-purpose asynchronous client (`java.net.http.HttpClient`) hands every"
+          + " exchange across its selector and executor threads: several thread wake-ups per round"
+          + " trip, which on this 2-core machine cost hundreds of µs that would be counted as the"
+          + " server's. Each gRPC client has its own channel (its own HTTP/2 connection, as each"
+          + " REST client has its own socket and as separate client processes would) and uses the"
+          + " generated asynchronous stub with a direct executor: it starts its next call from the"
+          + " completion of the last, on its channel's transport thread, as gRPC's own benchmark"
+          + " clients do (the blocking stub would add two thread wake-ups per call). The channels"
+          + " share a client event-loop group of one thread per processor, the clients' own: gRPC's"
+          + " default would share the server's event-loop group in this JVM.\n\n"
           + "Server path per request, when the model is resident, has a free slot and does not"
           + " batch (as here). REST: the HTTP thread that received the request decodes it, runs"
           + " the model, encodes and writes the answer (no hand-off). gRPC: the transport's event"
-          + " loop does the same for a model whose runs typically take at most 200 µs (no"
-          + " hand-off); slower models are queued on their own executor. The floor runs ONNX"
-          + " Runtime on the calling thread. With one-row requests (16 and 256 bytes of tensor"
-          + " data) the per-request costs of the transport dominate; binary tensors save the"
-          + " formatting and parsing of decimal numbers, gRPC the HTTP/1.1 parsing and (with 8"
-          + " or 64 clients) the connections, since its calls share one HTTP/2 connection. What"
-          + " remains at one client is the transport itself and the thread wake-ups of a round"
-          + " trip (REST: the server's HTTP thread and the client thread; gRPC: the server's and the"
-          + " client's event loops), each"
-          + " tens of µs on this virtual machine and more while other processes keep its two"
-          + " cores busy: the round trips without a model above measure that cost.";
-
-  /** Replaces the {@code ## Protocols} section of {@code file} (or appends it at the end). */
-  private static void appendSection(Path file, String section) throws IOException {
-    String text = Files.exists(file) ? Files.readString(file) : "";
-    int at = text.indexOf("\n## Protocols\n");
-    if (at >= 0) {
-      int next = text.indexOf("\n## ", at + 1);
-      text = text.substring(0, at) + (next >= 0 ? text.substring(next) : "");
-    }
-    text = text.stripTrailing() + "\n\n" + section;
-    Files.writeString(file, text);
-  }
+          + " loop of the call's connection does the same for a model whose runs typically take at"
+          + " most 200 µs (no hand-off); slower models are queued on their own executor. The"
+          + " floor runs ONNX Runtime on the calling thread. With one-row requests (16 and 256"
+          + " bytes of tensor data) the per-request costs of the transport dominate: binary tensors"
+          + " save the formatting and parsing of a few dozen decimal numbers, a few µs of a"
+          + " request, and gRPC saves HTTP/1.1's parsing. With the medium request (64 rows, 4,096"
+          + " numbers in and 1,024 out) parsing and formatting decimal numbers is most of JSON's"
+          + " cost, which the binary extension and gRPC's raw contents replace by copying bytes."
+          + " What remains at one client is the transport itself and the thread wake-ups of a"
+          + " round trip (REST: the server's HTTP thread and the client thread; gRPC: the server's"
+          + " and the client's event loops), each tens of µs on this virtual machine and more"
+          + " while other processes keep its two cores busy: the round trips without a model above"
+          + " measure that cost.\n\n"
+          + "CPU per request. A cell's server CPU is this process's CPU time while the cell ran"
+          + " less its client threads' (the REST client threads, the gRPC clients' event loops),"
+          + " divided by its requests: the JIT compiler's and the garbage collector's time count"
+          + " as the server's. Clients and server share the two cores, so once both are busy a"
+          + " cell's throughput is about two cores' time divided by server plus client CPU per"
+          + " request: a protocol whose client costs more reaches fewer requests/s than its"
+          + " server's cost alone allows. A server whose clients run on other machines is bounded"
+          + " by the server column alone.";
 }

@@ -108,6 +108,25 @@ final class Report {
     return b.toString();
   }
 
+  /**
+   * Writes {@code section} (markdown whose first line is its {@code ## } heading) into {@code
+   * file}: in place of the section with the same heading, which keeps its position, or else at the
+   * end. Creates the file if missing.
+   */
+  static void putSection(Path file, String section) throws IOException {
+    String text = Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
+    String heading = "\n" + section.lines().findFirst().orElseThrow() + "\n";
+    String body = section.endsWith("\n") ? section : section + "\n";
+    int at = text.indexOf(heading);
+    if (at >= 0) {
+      int next = text.indexOf("\n## ", at + 1);
+      text = text.substring(0, at + 1) + body + (next < 0 ? "" : text.substring(next));
+    } else {
+      text = (text.isEmpty() ? "" : text.stripTrailing() + "\n\n") + body;
+    }
+    Files.writeString(file, text, StandardCharsets.UTF_8);
+  }
+
   // ---------------------------------------------------------------- targets
 
   static List<Check> checks(Results r) {

@@ -122,6 +122,22 @@ class HarnessTest {
   }
 
   @Test
+  void putSection_replacesInPlaceOrAppends(@TempDir Path docs) throws Exception {
+    Path file = docs.resolve("BENCHMARKS.md");
+    Report.putSection(file, "## Protocols\n\nfirst");
+    assertThat(Files.readString(file)).isEqualTo("## Protocols\n\nfirst\n");
+
+    Files.writeString(file, "# Top\n\n## Protocols\n\nold\n\n## Batching\n\nkept\n");
+    Report.putSection(file, "## Protocols\n\nnew\n");
+    assertThat(Files.readString(file))
+        .isEqualTo("# Top\n\n## Protocols\n\nnew\n\n## Batching\n\nkept\n");
+
+    Report.putSection(file, "## Scale-out\n\nlast\n");
+    assertThat(Files.readString(file))
+        .isEqualTo("# Top\n\n## Protocols\n\nnew\n\n## Batching\n\nkept\n\n## Scale-out\n\nlast\n");
+  }
+
+  @Test
   void median_ofEvenAndOdd() {
     assertThat(Report.median(new double[] {3, 1, 2})).isEqualTo(2);
     assertThat(Report.median(new double[] {4, 1, 2, 3})).isEqualTo(2.5);
