@@ -413,7 +413,10 @@ public final class BatchingBench {
             rounds,
             Math.max(1, Duration.between(started, Instant.now()).toMinutes())));
     sb.append("The demo's `convnet` (FP32 `[-1, 3, 64, 64]` in, three conv/ReLU/max-pool blocks, a")
-        .append(" 2048-unit dense layer, 10 classes) over loopback REST with the binary tensor")
+        .append(
+            " "
+                + ConvNet.HIDDEN
+                + "-unit dense layer, 10 classes) over loopback REST with the binary tensor")
         .append(" extension, closed-loop clients in the same JVM as the server, each with one")
         .append(" keep-alive connection over a plain socket on which it does its own I/O")
         .append(" (`BlockingHttpClient`, as load generators such as wrk do, so the client adds no")
@@ -552,9 +555,12 @@ public final class BatchingBench {
           .append(" both cores busy and waits for the scheduler: that wait sets its p99. Young")
           .append(" collections of the garbage convnet's 48 KB tensors leave (pauses of 5 to 10")
           .append(" ms about twice a second, seen with `-Xlog:gc`) delay one request of a")
-          .append(" one-client loop per pause, too rare to set p99. Holding iris within 2x of")
-          .append(" its idle p99 needs a core the saturating load cannot take (more cores, or the")
-          .append(" load generated on another machine).\n");
+          .append(" one-client loop per pause, too rare to set p99. Lowering the priority of")
+          .append(" convnet's model thread and of the 64 load clients (Linux SCHED_IDLE, set by")
+          .append(" hand) left iris at about 3x its idle p99: the HTTP threads that receive and")
+          .append(" decode convnet's 48 KB requests, at the same priority as iris's, are enough to")
+          .append(" delay it. Holding iris within 2x of its idle p99 needs a core that neither")
+          .append(" convnet's runs nor the HTTP work of its requests can take: more than two.\n");
     }
     return sb.toString();
   }

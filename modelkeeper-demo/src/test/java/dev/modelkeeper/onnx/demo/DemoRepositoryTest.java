@@ -77,8 +77,8 @@ class DemoRepositoryTest {
     Path dir = DemoRepository.materialize(tmp.resolve("demo"));
     long total =
         new LocalModelRepository(dir).list().stream().mapToLong(RepositoryEntry::sizeBytes).sum();
-    // the convnet's dense head is about 16 MiB; every other model together stays under 1 MiB
-    assertThat(total).isLessThan(18 << 20);
+    // the convnet's dense head is 64 MiB; every other model together stays under 1 MiB
+    assertThat(total).isLessThan(66 << 20);
   }
 
   @Test
