@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -B -q -pl modelkeeper-benchmarks -am package -DskipTests
 exec java -cp modelkeeper-benchmarks/target/benchmarks.jar dev.modelkeeper.benchmarks.BatchingBench \
-  --docs docs --command "scripts/bench-batching.sh $*" "$@"
+  --docs docs --command "scripts/bench-batching.sh${*:+ $*}" "$@"

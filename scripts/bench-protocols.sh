@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -B -q -pl modelkeeper-benchmarks -am package -DskipTests
 exec java -Xmx2g -cp modelkeeper-benchmarks/target/benchmarks.jar \
-  dev.modelkeeper.benchmarks.ProtocolBench --docs docs --command "scripts/bench-protocols.sh $*" "$@"
+  dev.modelkeeper.benchmarks.ProtocolBench --docs docs --command "scripts/bench-protocols.sh${*:+ $*}" "$@"

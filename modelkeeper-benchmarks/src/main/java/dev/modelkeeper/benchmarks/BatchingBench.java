@@ -553,14 +553,14 @@ public final class BatchingBench {
           .append(" runs convnet's batches; the other receives, decodes and answers its requests")
           .append(" and runs its 64 load-generating clients, so a request of iris often finds")
           .append(" both cores busy and waits for the scheduler: that wait sets its p99. Young")
-          .append(" collections of the garbage convnet's 48 KB tensors leave (pauses of 5 to 10")
-          .append(" ms about twice a second, seen with `-Xlog:gc`) delay one request of a")
-          .append(" one-client loop per pause, too rare to set p99. Lowering the priority of")
-          .append(" convnet's model thread and of the 64 load clients (Linux SCHED_IDLE, set by")
-          .append(" hand) left iris at about 3x its idle p99: the HTTP threads that receive and")
-          .append(" decode convnet's 48 KB requests, at the same priority as iris's, are enough to")
-          .append(" delay it. Holding iris within 2x of its idle p99 needs a core that neither")
-          .append(" convnet's runs nor the HTTP work of its requests can take: more than two.\n");
+          .append(" collections of the garbage convnet's 48 KB tensors leave (pauses of a few ms,")
+          .append(" a few times a second, seen with `-Xlog:gc`) delay one request of a one-client")
+          .append(" loop per pause, too rare to set p99. Lowering the priority of convnet's model")
+          .append(" thread to nice 19 (set by hand) moved the ratio only within its spread (1.5x")
+          .append(" to 2.1x in three rounds, against 1.9x to 2.0x without): the HTTP threads that")
+          .append(" receive and decode convnet's requests run at iris's priority. Holding iris")
+          .append(" within 2x of its idle p99 in every round needs a core that neither convnet's")
+          .append(" runs nor the HTTP work of its requests can take: more than two.\n");
     }
     return sb.toString();
   }
