@@ -60,7 +60,12 @@ public final class DemoRepository {
       new ModelConfig.Execution(32, 200, List.of(), -1, -1, -1);
 
   private static final String MARKER = ".modelkeeper-demo";
-  private static final String MARKER_CONTENT = "demo repository format 2\n";
+
+  /**
+   * Changes whenever a demo model changes, so a repository written by an older version is
+   * rewritten.
+   */
+  private static final String MARKER_CONTENT = "demo repository format 3\n";
 
   /**
    * The seed and layer widths of a demo MLP. Thread-safe when the sizes array is not modified.
@@ -94,12 +99,15 @@ public final class DemoRepository {
                     StandardOpenOption.CREATE,
                     StandardOpenOption.WRITE);
             FileLock lock = ch.lock()) {
-          if (Files.exists(marker)
-              && MARKER_CONTENT.equals(Files.readString(marker, StandardCharsets.UTF_8))) {
+          // a marker of another format: an older version's models, every file written again; no
+          // marker: an interrupted run of this version, the missing files written
+          boolean older = Files.exists(marker);
+          if (older && MARKER_CONTENT.equals(Files.readString(marker, StandardCharsets.UTF_8))) {
             return dir;
           }
           SoftmaxRegression iris = IrisClassifier.train();
           write(
+              older,
               dir,
               "iris",
               "1",
@@ -110,24 +118,28 @@ public final class DemoRepository {
                   IrisDataset.SPECIES,
                   -1));
           write(
+              older,
               dir,
               "mlp-small",
               "1",
               () -> MLP_SMALL_V1.build().toOnnx("mlp-small"),
               new ModelConfig("Small random MLP 8-16-4", List.of(), -1));
           write(
+              older,
               dir,
               "mlp-small",
               "2",
               () -> MLP_SMALL_V2.build().toOnnx("mlp-small"),
               new ModelConfig("Small random MLP 8-32-4", List.of(), -1));
           write(
+              older,
               dir,
               "mlp-medium",
               "1",
               () -> MLP_MEDIUM.build().toOnnx("mlp-medium"),
               new ModelConfig("Random MLP 64-256-256-16", List.of(), -1));
           write(
+              older,
               dir,
               "types",
               "1",
@@ -137,6 +149,7 @@ public final class DemoRepository {
                   List.of(),
                   -1));
           write(
+              older,
               dir,
               "convnet",
               "1",
@@ -162,19 +175,29 @@ public final class DemoRepository {
     return materialize(Path.of(System.getProperty("java.io.tmpdir"), "modelkeeper-demo-1"));
   }
 
+  /** Writes one model and its config; files already there are kept unless {@code replace}. */
   private static void write(
-      Path root, String name, String version, Supplier<OnnxGraphBuilder> graph, ModelConfig config)
+      boolean replace,
+      Path root,
+      String name,
+      String version,
+      Supplier<OnnxGraphBuilder> graph,
+      ModelConfig config)
       throws IOException {
     Path dir = root.resolve(name).resolve(version);
     Files.createDirectories(dir);
     Path configFile = dir.resolve(ModelConfig.FILE_NAME);
-    if (!Files.exists(configFile)) {
+    if (replace || !Files.exists(configFile)) {
       Path tmp = Files.createTempFile(dir, ".config-", ".tmp");
       Files.writeString(tmp, config.toJson(), StandardCharsets.UTF_8);
-      Files.move(tmp, configFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      Files.move(
+          tmp,
+          configFile,
+          java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
     Path model = dir.resolve(ModelRepository.MODEL_FILE);
-    if (!Files.exists(model)) {
+    if (replace || !Files.exists(model)) {
       graph.get().writeTo(model);
     }
   }

@@ -73,6 +73,26 @@ class DemoRepositoryTest {
   }
 
   @Test
+  void materialize_overAnOlderFormat_rewritesEveryModel() throws Exception {
+    Path fresh = DemoRepository.materialize(tmp.resolve("fresh"));
+    Path old = DemoRepository.materialize(tmp.resolve("old"));
+    // what an older version left: its marker, and a convnet of other weights
+    Files.writeString(old.resolve(".modelkeeper-demo"), "demo repository format 1\n");
+    Files.write(old.resolve("convnet/1/model.onnx"), new byte[] {1, 2, 3});
+    Files.writeString(old.resolve("convnet/1/config.json"), "{}");
+
+    DemoRepository.materialize(old);
+
+    for (String file : List.of("convnet/1/model.onnx", "convnet/1/config.json")) {
+      assertThat(Files.mismatch(old.resolve(file), fresh.resolve(file)))
+          .as("first differing byte of %s", file)
+          .isEqualTo(-1L);
+    }
+    assertThat(Files.readString(old.resolve(".modelkeeper-demo")))
+        .isEqualTo(Files.readString(fresh.resolve(".modelkeeper-demo")));
+  }
+
+  @Test
   void materialize_totalSize_staysSmall() throws Exception {
     Path dir = DemoRepository.materialize(tmp.resolve("demo"));
     long total =
