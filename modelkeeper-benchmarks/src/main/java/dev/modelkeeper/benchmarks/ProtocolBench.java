@@ -733,32 +733,41 @@ public final class ProtocolBench {
     };
   }
 
-  private static List<GRPCInferenceServiceGrpc.GRPCInferenceServiceStub> stubs(
-      List<ManagedChannel> channels) {
-    return channels.stream().map(GRPCInferenceServiceGrpc::newStub).toList();
+  /** A gRPC call of one client, started on its own channel with a 60 s deadline. */
+  @FunctionalInterface
+  private interface GrpcCall {
+    void start(
+        GRPCInferenceServiceGrpc.GRPCInferenceServiceStub stub,
+        Payloads payloads,
+        int body,
+        Consumer<Throwable> done);
+  }
+
+  /** {@code call} over the channel of each client. */
+  private static AsyncCaller grpcCaller(List<ManagedChannel> channels, GrpcCall call) {
+    List<GRPCInferenceServiceGrpc.GRPCInferenceServiceStub> stubs =
+        channels.stream().map(GRPCInferenceServiceGrpc::newStub).toList();
+    return (payloads, client, body, done) ->
+        call.start(stubs.get(client).withDeadlineAfter(60, TimeUnit.SECONDS), payloads, body, done);
   }
 
   /** gRPC's round trip without a model: {@code ServerLive}. */
   private static AsyncCaller live(List<ManagedChannel> channels) {
-    List<GRPCInferenceServiceGrpc.GRPCInferenceServiceStub> stubs = stubs(channels);
-    return (payloads, client, body, done) ->
-        stubs
-            .get(client)
-            .withDeadlineAfter(60, TimeUnit.SECONDS)
-            .serverLive(
+    return grpcCaller(
+        channels,
+        (stub, payloads, body, done) ->
+            stub.serverLive(
                 ServerLiveRequest.getDefaultInstance(),
-                new Answer<>(done, r -> r.getLive() ? null : "not live"));
+                new Answer<>(done, r -> r.getLive() ? null : "not live")));
   }
 
   private static AsyncCaller grpc(List<ManagedChannel> channels) {
-    List<GRPCInferenceServiceGrpc.GRPCInferenceServiceStub> stubs = stubs(channels);
-    return (payloads, client, body, done) ->
-        stubs
-            .get(client)
-            .withDeadlineAfter(60, TimeUnit.SECONDS)
-            .modelInfer(
+    return grpcCaller(
+        channels,
+        (stub, payloads, body, done) ->
+            stub.modelInfer(
                 payloads.grpc[body],
-                new Answer<>(done, r -> r.getRawOutputContentsCount() == 0 ? "no outputs" : null));
+                new Answer<>(done, r -> r.getRawOutputContentsCount() == 0 ? "no outputs" : null)));
   }
 
   /** Hands a unary call's outcome to {@code done}: null, or why it failed. */
