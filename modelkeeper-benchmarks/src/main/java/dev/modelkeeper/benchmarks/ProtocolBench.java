@@ -62,16 +62,19 @@ public final class ProtocolBench {
 
   private static final Map<String, Integer> WIDTH = Map.of("iris", 4, "mlp-medium", 64);
 
-  /**
-   * What the cells send: one row of iris and of mlp-medium (the transport's cost dominates), and a
-   * medium request of {@value #MEDIUM_ROWS} mlp-medium rows (16 KiB of FP32 in, 4 KiB out), where
-   * encoding the tensors is most of the work.
-   */
+  /** Rows of the medium request: 16 KiB of FP32 in, 4 KiB out. */
   private static final int MEDIUM_ROWS = 64;
 
+  /**
+   * What the cells send: one row of iris and of mlp-medium (the transport's cost dominates), and a
+   * medium request of {@value #MEDIUM_ROWS} mlp-medium rows, where encoding the tensors is most of
+   * the work.
+   */
   private static final List<Workload> WORKLOADS =
       List.of(
-          new Workload("iris", 1), new Workload("mlp-medium", 1), new Workload("mlp-medium", 64));
+          new Workload("iris", 1),
+          new Workload("mlp-medium", 1),
+          new Workload("mlp-medium", MEDIUM_ROWS));
 
   private static final Workload NONE = new Workload("none", 0);
   private static final List<Integer> CLIENTS = List.of(1, 8, 64);
