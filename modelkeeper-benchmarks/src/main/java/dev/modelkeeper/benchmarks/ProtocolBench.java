@@ -138,11 +138,21 @@ public final class ProtocolBench {
     final float[][] data = new float[BODIES][];
     final byte[][] json = new byte[BODIES][];
     final byte[][] binary = new byte[BODIES][];
-    final String[] binaryHeaderLength = new String[BODIES];
+
+    /** The binary bodies' headers: every body of a workload has a JSON part of one length. */
+    final Map<String, String> binaryHeaders;
+
     final ModelInferRequest[] grpc = new ModelInferRequest[BODIES];
 
     Payloads(Workload w) {
       this.workload = w;
+      byte[] header = binaryHeader(w);
+      this.binaryHeaders =
+          Map.of(
+              "Content-Type",
+              "application/octet-stream",
+              "Inference-Header-Content-Length",
+              Integer.toString(header.length));
       Random random = new Random(w.key().hashCode());
       for (int b = 0; b < BODIES; b++) {
         float[] d = new float[w.rows() * w.width()];
@@ -151,25 +161,15 @@ public final class ProtocolBench {
         }
         data[b] = d;
         json[b] = json(w, d);
-        byte[] header =
-            ("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":["
-                    + w.rows()
-                    + ","
-                    + w.width()
-                    + "],\"parameters\":{\"binary_data_size\":"
-                    + d.length * 4
-                    + "}}],\"parameters\":{\"binary_data_output\":true}}")
-                .getBytes(StandardCharsets.UTF_8);
-        ByteBuffer body =
-            ByteBuffer.allocate(header.length + d.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-        body.put(header);
         ByteBuffer raw = ByteBuffer.allocate(d.length * 4).order(ByteOrder.LITTLE_ENDIAN);
         for (float f : d) {
-          body.putFloat(f);
           raw.putFloat(f);
         }
-        binary[b] = body.array();
-        binaryHeaderLength[b] = Integer.toString(header.length);
+        binary[b] =
+            ByteBuffer.allocate(header.length + raw.capacity())
+                .put(header)
+                .put(raw.array())
+                .array();
         grpc[b] =
             ModelInferRequest.newBuilder()
                 .setModelName(w.model())
@@ -182,6 +182,18 @@ public final class ProtocolBench {
                 .addRawInputContents(ByteString.copyFrom(raw.array()))
                 .build();
       }
+    }
+
+    /** The JSON part of a binary body of {@code w}, the same for each of its bodies. */
+    private static byte[] binaryHeader(Workload w) {
+      return ("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":["
+              + w.rows()
+              + ","
+              + w.width()
+              + "],\"parameters\":{\"binary_data_size\":"
+              + w.rows() * w.width() * 4
+              + "}}],\"parameters\":{\"binary_data_output\":true}}")
+          .getBytes(StandardCharsets.UTF_8);
     }
 
     private static byte[] json(Workload w, float[] d) {
@@ -689,19 +701,11 @@ public final class ProtocolBench {
     return payloads -> {
       BlockingHttpClient http = http(port);
       String path = inferPath(payloads);
-      List<Map<String, String>> headers = new ArrayList<>();
-      for (String length : payloads.binaryHeaderLength) {
-        headers.add(
-            Map.of(
-                "Content-Type",
-                "application/octet-stream",
-                "Inference-Header-Content-Length",
-                length));
-      }
       return new Caller() {
         @Override
         public void call(int body) throws IOException {
-          BlockingHttpClient.Response r = http.post(path, headers.get(body), payloads.binary[body]);
+          BlockingHttpClient.Response r =
+              http.post(path, payloads.binaryHeaders, payloads.binary[body]);
           check(r.status(), r.body());
           String jsonLength = r.header("Inference-Header-Content-Length");
           if (jsonLength == null || Integer.parseInt(jsonLength) >= r.body().length) {
