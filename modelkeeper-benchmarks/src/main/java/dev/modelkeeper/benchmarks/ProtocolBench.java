@@ -322,7 +322,7 @@ public final class ProtocolBench {
             .host("127.0.0.1")
             .port(0)
             .grpcPort(0)
-            .pin(List.of("iris", "mlp-medium"))
+            .pin(WORKLOADS.stream().map(Workload::model).distinct().toList())
             .build();
     CpuSample cpuBefore = CpuSample.now();
     Instant started = Instant.now();
@@ -949,7 +949,12 @@ public final class ProtocolBench {
     double restAlone = cells.get("none|" + NO_MODEL.get(0) + "|1").percentileMicros(0.50);
     double grpcAlone = cells.get("none|" + NO_MODEL.get(1) + "|1").percentileMicros(0.50);
     double tenFloors =
-        10 * Math.max(floor.get(WORKLOADS.get(0).key())[1], floor.get(WORKLOADS.get(1).key())[1]);
+        10
+            * WORKLOADS.stream()
+                .filter(w -> w.rows() == 1)
+                .mapToDouble(w -> floor.get(w.key())[1])
+                .max()
+                .orElseThrow();
     md.append(
         String.format(
             Locale.ROOT,
