@@ -169,8 +169,9 @@ final class ServeCommand implements Callable<Integer> {
       names = "--body-read-timeout",
       paramLabel = "DURATION",
       description =
-          "How long a client has to send a request body (and a new connection its first"
-              + " headers); slower ones get 408 and are closed (default: ${DEFAULT-VALUE}).")
+          "How long a client has to send a request body or gRPC message (and a new connection"
+              + " its first headers or HTTP/2 preface); slower ones get 408 and are closed, or"
+              + " DEADLINE_EXCEEDED (default: ${DEFAULT-VALUE}).")
   String bodyReadTimeout;
 
   @Option(

@@ -54,7 +54,8 @@ import java.util.function.Supplier;
  * repository, run on the server's worker pool. Every call is bounded by the request timeout; a call
  * whose client cancels it or whose deadline passes is answered by gRPC at once and its work is
  * withdrawn or its worker interrupted, so a wait for a load or a lease stops. Messages larger than
- * the request size limit are refused with RESOURCE_EXHAUSTED before they are read.
+ * the request size limit are refused with RESOURCE_EXHAUSTED before they are read; messages on
+ * their way in are held to the in-flight budget and the body read timeout ({@link GrpcArrivals}).
  */
 final class GrpcEndpoint {
 
@@ -63,6 +64,17 @@ final class GrpcEndpoint {
    * the call for a model thread.
    */
   static final long QUICK_RUN_NANOS = 200_000;
+
+  /** Most calls one connection may have open at once; more wait in the client. */
+  static final int MAX_CALLS_PER_CONNECTION = 1000;
+
+  /** Most streams a client may reset per connection within {@link #RESET_WINDOW_SECONDS}. */
+  static final int MAX_RESETS_PER_WINDOW = 1000;
+
+  static final int RESET_WINDOW_SECONDS = 10;
+
+  /** A connection without calls for this long is closed (the client reconnects when it needs). */
+  static final Duration MAX_CONNECTION_IDLE = Duration.ofMinutes(5);
 
   private static final System.Logger LOG = System.getLogger(GrpcEndpoint.class.getName());
 
@@ -91,6 +103,8 @@ final class GrpcEndpoint {
       String host,
       int port,
       int maxMessageBytes,
+      Duration handshakeTimeout,
+      GrpcArrivals arrivals,
       Service service,
       BearerAuth auth,
       ErrorMapper errors)
@@ -118,7 +132,16 @@ final class GrpcEndpoint {
             // transport's thread instead of being handed to another executor first
             .directExecutor()
             .maxInboundMessageSize(maxMessageBytes)
-            .addService(ServerInterceptors.intercept(service, authorize))
+            // a connection that has not sent its preface and settings by then is closed, as REST
+            // closes one that has not sent its first headers
+            .handshakeTimeout(handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS)
+            .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
+            // a client that cancels calls faster than this is cut off (HTTP/2 "rapid reset")
+            .maxRstFramesPerWindow(MAX_RESETS_PER_WINDOW, RESET_WINDOW_SECONDS)
+            .maxConnectionIdle(MAX_CONNECTION_IDLE.toNanos(), TimeUnit.NANOSECONDS)
+            .addStreamTracerFactory(arrivals)
+            // arrivals first (the last one listed sees a call first)
+            .addService(ServerInterceptors.intercept(service, authorize, arrivals))
             .build()
             .start();
     return new GrpcEndpoint(server);

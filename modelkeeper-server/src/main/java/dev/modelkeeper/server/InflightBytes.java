@@ -87,6 +87,25 @@ final class InflightBytes {
     return w.future;
   }
 
+  /**
+   * Reserves {@code n} bytes if they fit now, ahead of any waiting reservation, for bytes that are
+   * arriving and cannot wait (they are returned as soon as their message is complete); false, and
+   * counted as a rejection, when they do not fit.
+   */
+  boolean tryReserve(long n) {
+    lock.lock();
+    try {
+      if (used + n <= capacity) {
+        used += n;
+        return true;
+      }
+    } finally {
+      lock.unlock();
+    }
+    rejections.increment();
+    return false;
+  }
+
   /** Returns {@code n} bytes reserved before and grants waiting reservations that now fit. */
   void release(long n) {
     if (n <= 0) {

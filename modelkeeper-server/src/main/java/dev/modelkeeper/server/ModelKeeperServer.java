@@ -63,6 +63,11 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private static final Duration BROKEN_BODY_LOG_INTERVAL = Duration.ofSeconds(10);
 
+  /** Bounds of the period at which gRPC calls whose message is overdue are looked for. */
+  private static final Duration SWEEP_MIN = Duration.ofMillis(10);
+
+  private static final Duration SWEEP_MAX = Duration.ofSeconds(1);
+
   /** How long before the shutdown timeout requests still running are answered 503. */
   private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
 
@@ -84,6 +89,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final InflightBytes inflight;
   private final BodyIntake intake;
+  private final GrpcArrivals grpcArrivals;
   private final GracefulHandler graceful = new GracefulHandler();
   private final java.util.concurrent.atomic.AtomicReference<ServerConnector> connector =
       new java.util.concurrent.atomic.AtomicReference<>();
@@ -127,6 +133,7 @@ public final class ModelKeeperServer implements AutoCloseable {
             errors,
             metrics,
             new RateLimitedLog(LOG, BROKEN_BODY_LOG_INTERVAL));
+    this.grpcArrivals = new GrpcArrivals(inflight, config.bodyReadTimeout(), metrics);
     OriginGuard origins = new OriginGuard(config.allowedOrigins(), errors);
     this.startupModels = startupModels(config);
     for (String pin : config.pin()) {
@@ -248,9 +255,17 @@ public final class ModelKeeperServer implements AutoCloseable {
                 config.host(),
                 config.grpcPort(),
                 (int) Math.min(Integer.MAX_VALUE, config.maxRequestBytes()),
+                config.bodyReadTimeout(),
+                server.grpcArrivals,
                 server.grpcService,
                 server.auth,
                 server.errors);
+        long sweep =
+            Math.max(
+                SWEEP_MIN.toNanos(),
+                Math.min(SWEEP_MAX.toNanos(), config.bodyReadTimeout().toNanos() / 10));
+        server.timer.scheduleWithFixedDelay(
+            server.grpcArrivals::sweep, sweep, sweep, TimeUnit.NANOSECONDS);
       } catch (java.io.IOException | RuntimeException e) {
         server.close();
         throw new InvalidConfigException(

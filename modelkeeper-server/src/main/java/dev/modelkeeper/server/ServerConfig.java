@@ -249,8 +249,9 @@ public final class ServerConfig {
   }
 
   /**
-   * How long a client has to send a request's body in full, and a new connection its first
-   * request's headers; slower ones are answered 408 and closed (default 30s).
+   * How long a client has to send a request's body or gRPC message in full, and a new connection
+   * its first request's headers or its HTTP/2 preface; slower ones are answered 408 and closed, or
+   * ended with DEADLINE_EXCEEDED (default 30s).
    */
   public Duration bodyReadTimeout() {
     return bodyReadTimeout;

@@ -48,7 +48,8 @@ import java.util.function.ToDoubleFunction;
  *       <td>gauges of the in-flight request budget</td></tr>
  *   <tr><td>modelkeeper_admission_waits_total, modelkeeper_admission_rejections_total</td>
  *       <td>requests that waited for, or were refused, room in that budget</td></tr>
- *   <tr><td>modelkeeper_slow_client_disconnects_total</td><td>bodies too slow: 408 and closed</td></tr>
+ *   <tr><td>modelkeeper_slow_client_disconnects_total</td><td>bodies too slow: 408 and closed, or
+ *       gRPC messages too slow: DEADLINE_EXCEEDED</td></tr>
  * </table>
  */
 final class ServerMetrics implements LifecycleListener {
@@ -121,7 +122,8 @@ final class ServerMetrics implements LifecycleListener {
     gauge("modelkeeper.active.leases", "leases open now", s -> s.activeLeases());
     this.slowClients =
         Counter.builder("modelkeeper.slow.client.disconnects")
-            .description("connections closed because their request body arrived too slowly")
+            .description(
+                "REST connections and gRPC calls ended because their request arrived too slowly")
             .register(registry);
     this.loadTime =
         Timer.builder("modelkeeper.model.load")

@@ -1,0 +1,149 @@
+package dev.modelkeeper.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.protobuf.ByteString;
+import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
+import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub;
+import dev.modelkeeper.server.grpc.ModelInferRequest;
+import dev.modelkeeper.server.grpc.ServerLiveRequest;
+import dev.modelkeeper.server.support.Http;
+import dev.modelkeeper.server.support.RawHttp2;
+import dev.modelkeeper.server.support.TestServer;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * gRPC request messages while they arrive, from clients that stop halfway (frame by frame over
+ * loopback) beside a real gRPC client: their bytes count against the in-flight budget, calls whose
+ * message does not arrive in time end, and connections that never speak are closed.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class GrpcArrivalsTest {
+
+  private static final String INFER = "/inference.GRPCInferenceService/ModelInfer";
+  private static final Duration READ = Duration.ofSeconds(20);
+
+  @Test
+  void messageThatStopsArriving_countsInTheBudget_andEndsAtTheBodyReadTimeout() throws Exception {
+    try (ModelKeeperServer server =
+            TestServer.demo(b -> b.grpcPort(0).bodyReadTimeout(Duration.ofMillis(500)));
+        RawHttp2 raw = RawHttp2.connect(server.grpcPort(), READ)) {
+      long start = System.nanoTime();
+      int call = raw.openCall(INFER);
+      raw.sendPartialMessage(call, 200_000, 48_000);
+      await().atMost(Duration.ofSeconds(5)).until(() -> server.inflightBytes() == 48_000);
+      assertThat(raw.awaitEnd(call)).isTrue();
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThan(Duration.ofMillis(500));
+      await().atMost(Duration.ofSeconds(5)).until(() -> server.inflightBytes() == 0);
+      assertThat(Http.to(server.port()).get("/metrics").body())
+          .contains("modelkeeper_slow_client_disconnects_total 1.0");
+      assertLive(server);
+    }
+  }
+
+  @Test
+  void callThatSendsOnlyItsHeaders_endsAtTheBodyReadTimeout() throws Exception {
+    try (ModelKeeperServer server =
+            TestServer.demo(b -> b.grpcPort(0).bodyReadTimeout(Duration.ofMillis(500)));
+        RawHttp2 raw = RawHttp2.connect(server.grpcPort(), READ)) {
+      int call = raw.openCall(INFER);
+      assertThat(raw.awaitEnd(call)).isTrue();
+      assertThat(Http.to(server.port()).get("/metrics").body())
+          .contains("modelkeeper_slow_client_disconnects_total 1.0");
+      assertLive(server);
+    }
+  }
+
+  @Test
+  void messageThatDoesNotFitBesideOneArriving_isUnavailable_andFitsOnceThatOneIsGone()
+      throws Exception {
+    try (ModelKeeperServer server =
+        TestServer.demo(
+            b ->
+                b.grpcPort(0)
+                    .maxRequestBytes(200_000)
+                    .maxInflightBytes(200_000)
+                    .bodyReadTimeout(Duration.ofSeconds(30)))) {
+      ManagedChannel channel =
+          NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+      try {
+        GRPCInferenceServiceBlockingStub grpc =
+            GRPCInferenceServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+        // 3,125 rows of iris: a 50 kB message, 100 kB with its decoded tensors
+        ModelInferRequest rows =
+            ModelInferRequest.newBuilder()
+                .setModelName("iris")
+                .addInputs(
+                    ModelInferRequest.InferInputTensor.newBuilder()
+                        .setName("input")
+                        .setDatatype("FP32")
+                        .addShape(3_125)
+                        .addShape(4))
+                .addRawInputContents(ByteString.copyFrom(new byte[3_125 * 16]))
+                .build();
+        try (RawHttp2 raw = RawHttp2.connect(server.grpcPort(), READ)) {
+          raw.sendPartialMessage(raw.openCall(INFER), 190_000, 160_000);
+          await().atMost(Duration.ofSeconds(5)).until(() -> server.inflightBytes() == 160_000);
+          StatusRuntimeException refused = null;
+          try {
+            grpc.modelInfer(rows);
+          } catch (StatusRuntimeException e) {
+            refused = e;
+          }
+          assertThat(refused).isNotNull();
+          assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+          assertThat(refused.getStatus().getDescription()).contains("in-flight request budget");
+        }
+        // the stalled call's bytes return when its connection closes
+        await().atMost(Duration.ofSeconds(5)).until(() -> server.inflightBytes() == 0);
+        assertThat(grpc.modelInfer(rows).getRawOutputContentsCount()).isEqualTo(2);
+        await().atMost(Duration.ofSeconds(5)).until(() -> server.inflightBytes() == 0);
+      } finally {
+        channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void connectionThatNeverSendsItsPreface_isClosedAtTheBodyReadTimeout() throws Exception {
+    try (ModelKeeperServer server =
+            TestServer.demo(b -> b.grpcPort(0).bodyReadTimeout(Duration.ofMillis(500)));
+        Socket silent = new Socket("127.0.0.1", server.grpcPort())) {
+      silent.setSoTimeout((int) READ.toMillis());
+      long start = System.nanoTime();
+      byte[] sink = new byte[4096];
+      while (silent.getInputStream().read(sink) >= 0) {
+        // the server's settings, then its GOAWAY
+      }
+      assertThat(Duration.ofNanos(System.nanoTime() - start))
+          .isGreaterThan(Duration.ofMillis(400))
+          .isLessThan(READ);
+      assertLive(server);
+    }
+  }
+
+  private static void assertLive(ModelKeeperServer server) throws InterruptedException {
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+    try {
+      assertThat(
+              GRPCInferenceServiceGrpc.newBlockingStub(channel)
+                  .withDeadlineAfter(30, TimeUnit.SECONDS)
+                  .serverLive(ServerLiveRequest.getDefaultInstance())
+                  .getLive())
+          .isTrue();
+    } finally {
+      channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+    }
+  }
+}
