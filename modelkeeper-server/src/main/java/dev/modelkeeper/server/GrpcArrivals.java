@@ -68,11 +68,6 @@ final class GrpcArrivals extends ServerStreamTracer.Factory implements ServerInt
     }
   }
 
-  /** Calls whose message is still arriving. */
-  int pendingCalls() {
-    return pending.size();
-  }
-
   @Override
   public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
     Arrival a = new Arrival();
@@ -84,7 +79,10 @@ final class GrpcArrivals extends ServerStreamTracer.Factory implements ServerInt
   public <Q, A> ServerCall.Listener<Q> interceptCall(
       ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
     Arrival a = ARRIVAL.get();
-    if (a == null || !a.attach(call)) {
+    if (a == null) { // not from this server's transport
+      return next.startCall(call, headers);
+    }
+    if (!a.attach(call)) {
       return new ServerCall.Listener<Q>() {}; // ended already (its timeout passed)
     }
     // a call ended for its timeout may still see its message: it must not reach the handler

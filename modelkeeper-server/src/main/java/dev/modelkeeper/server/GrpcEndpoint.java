@@ -21,6 +21,8 @@ import dev.modelkeeper.server.grpc.ServerMetadataRequest;
 import dev.modelkeeper.server.grpc.ServerMetadataResponse;
 import dev.modelkeeper.server.grpc.ServerReadyRequest;
 import dev.modelkeeper.server.grpc.ServerReadyResponse;
+import io.grpc.Codec;
+import io.grpc.DecompressorRegistry;
 import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.ServerCall;
@@ -139,6 +141,10 @@ final class GrpcEndpoint {
             // a client that cancels calls faster than this is cut off (HTTP/2 "rapid reset")
             .maxRstFramesPerWindow(MAX_RESETS_PER_WINDOW, RESET_WINDOW_SECONDS)
             .maxConnectionIdle(MAX_CONNECTION_IDLE.toNanos(), TimeUnit.NANOSECONDS)
+            // compressed messages are refused (UNIMPLEMENTED), as REST refuses compressed bodies:
+            // a few kB on the wire could otherwise inflate to the size limit before any budget
+            .decompressorRegistry(
+                DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, false))
             .addStreamTracerFactory(arrivals)
             // arrivals first (the last one listed sees a call first)
             .addService(ServerInterceptors.intercept(service, authorize, arrivals))
