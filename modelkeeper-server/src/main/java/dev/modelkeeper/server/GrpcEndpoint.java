@@ -41,6 +41,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
@@ -77,6 +78,9 @@ final class GrpcEndpoint {
 
   /** A connection without calls for this long is closed (the client reconnects when it needs). */
   static final Duration MAX_CONNECTION_IDLE = Duration.ofMinutes(5);
+
+  /** How long a connection may go without reading from its client before it is pinged. */
+  static final Duration KEEPALIVE = Duration.ofMinutes(1);
 
   private static final System.Logger LOG = System.getLogger(GrpcEndpoint.class.getName());
 
@@ -141,6 +145,8 @@ final class GrpcEndpoint {
             // a client that cancels calls faster than this is cut off (HTTP/2 "rapid reset")
             .maxRstFramesPerWindow(MAX_RESETS_PER_WINDOW, RESET_WINDOW_SECONDS)
             .maxConnectionIdle(MAX_CONNECTION_IDLE.toNanos(), TimeUnit.NANOSECONDS)
+            // a client that stops reading does not answer the ping either: closed 20 s later
+            .keepAliveTime(KEEPALIVE.toNanos(), TimeUnit.NANOSECONDS)
             // compressed messages are refused (UNIMPLEMENTED), as REST refuses compressed bodies:
             // a few kB on the wire could otherwise inflate to the size limit before any budget
             .decompressorRegistry(
@@ -377,8 +383,8 @@ final class GrpcEndpoint {
     /**
      * Answers with the result or mapped failure of the future that {@code action} starts once
      * {@code admitted} completes (on the thread that completes it, without holding one while it
-     * waits); a cancelled call cancels that future; {@code done} runs when the call is answered or
-     * abandoned.
+     * waits); a cancelled call cancels that future; {@code done} runs once the answer has been sent
+     * or the call is abandoned.
      */
     private <T> void start(
         StreamObserver<T> out,
@@ -395,15 +401,25 @@ final class GrpcEndpoint {
                 running.set(f);
                 return f;
               });
+      // the budget (done) is held until the answer has left or the call is gone: a client that
+      // stops reading its answers holds its requests' bytes, not memory the budget never counted
+      AtomicBoolean finished = new AtomicBoolean();
+      Runnable finish =
+          () -> {
+            if (finished.compareAndSet(false, true)) {
+              done.run();
+            }
+          };
+      call.setOnCloseHandler(finish);
       call.setOnCancelHandler(
           () -> {
+            finish.run();
             outcome.cancel(true);
             CompletableFuture<T> f = running.get();
             if (f != null) {
               f.cancel(true);
             }
           });
-      outcome.whenComplete((result, failure) -> done.run());
       outcome.whenComplete(
           (result, failure) -> {
             if (call.isCancelled()) {

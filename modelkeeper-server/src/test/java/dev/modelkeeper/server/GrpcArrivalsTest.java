@@ -80,17 +80,7 @@ class GrpcArrivalsTest {
             GRPCInferenceServiceGrpc.newBlockingStub(channel)
                 .withDeadlineAfter(30, TimeUnit.SECONDS);
         // 3,125 rows of iris: a 50 kB message, 100 kB with its decoded tensors
-        ModelInferRequest rows =
-            ModelInferRequest.newBuilder()
-                .setModelName("iris")
-                .addInputs(
-                    ModelInferRequest.InferInputTensor.newBuilder()
-                        .setName("input")
-                        .setDatatype("FP32")
-                        .addShape(3_125)
-                        .addShape(4))
-                .addRawInputContents(ByteString.copyFrom(new byte[3_125 * 16]))
-                .build();
+        ModelInferRequest rows = irisRows(3_125);
         try (RawHttp2 raw = RawHttp2.connect(server.grpcPort(), READ)) {
           raw.sendPartialMessage(raw.openCall(INFER), 190_000, 160_000);
           await().atMost(Duration.ofSeconds(5)).until(() -> server.inflightBytes() == 160_000);
@@ -115,6 +105,22 @@ class GrpcArrivalsTest {
   }
 
   @Test
+  void answerThatTheClientDoesNotRead_holdsItsRequestsBudget_untilTheClientIsGone()
+      throws Exception {
+    try (ModelKeeperServer server = TestServer.demo(b -> b.grpcPort(0))) {
+      byte[] message = irisRows(1).toByteArray();
+      try (RawHttp2 raw = RawHttp2.connect(server.grpcPort(), READ, 0)) {
+        int call = raw.openCall(INFER);
+        raw.sendMessage(call, message);
+        // the answer's headers are out, its message cannot leave: the request's bytes stay counted
+        assertThat(raw.awaitHeaders(call)).isTrue();
+        assertThat(server.inflightBytes()).isEqualTo(2L * message.length);
+      }
+      await().atMost(Duration.ofSeconds(5)).until(() -> server.inflightBytes() == 0);
+    }
+  }
+
+  @Test
   void connectionThatNeverSendsItsPreface_isClosedAtTheBodyReadTimeout() throws Exception {
     try (ModelKeeperServer server =
             TestServer.demo(b -> b.grpcPort(0).bodyReadTimeout(Duration.ofMillis(500)));
@@ -130,6 +136,19 @@ class GrpcArrivalsTest {
           .isLessThan(READ);
       assertLive(server);
     }
+  }
+
+  private static ModelInferRequest irisRows(int rows) {
+    return ModelInferRequest.newBuilder()
+        .setModelName("iris")
+        .addInputs(
+            ModelInferRequest.InferInputTensor.newBuilder()
+                .setName("input")
+                .setDatatype("FP32")
+                .addShape(rows)
+                .addShape(4))
+        .addRawInputContents(ByteString.copyFrom(new byte[rows * 16]))
+        .build();
   }
 
   private static void assertLive(ModelKeeperServer server) throws InterruptedException {

@@ -27,6 +27,7 @@ public final class RawHttp2 implements AutoCloseable {
   private static final int ACK = 0x1;
   private static final int END_HEADERS = 0x4;
   private static final int MAX_FRAME = 16_384;
+  private static final short INITIAL_WINDOW_SIZE = 0x4;
 
   private final Socket socket;
   private final DataInputStream in;
@@ -44,10 +45,22 @@ public final class RawHttp2 implements AutoCloseable {
    * acknowledged it (so its flow-control windows apply); reads time out after {@code timeout}.
    */
   public static RawHttp2 connect(int port, Duration timeout) throws IOException {
+    return connect(port, timeout, 65_535);
+  }
+
+  /**
+   * As {@link #connect(int, Duration)}, granting the server a flow-control window of {@code window}
+   * bytes per stream (0: it may send headers but no data, as a client that never reads).
+   */
+  public static RawHttp2 connect(int port, Duration timeout, int window) throws IOException {
     RawHttp2 c = new RawHttp2(new Socket("127.0.0.1", port));
     c.socket.setSoTimeout((int) timeout.toMillis());
     c.out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-    c.frame(SETTINGS, 0, 0, new byte[0]);
+    c.frame(
+        SETTINGS,
+        0,
+        0,
+        ByteBuffer.allocate(6).putShort(INITIAL_WINDOW_SIZE).putInt(window).array());
     while (true) {
       Frame f = c.read();
       if (f == null) {
@@ -82,6 +95,34 @@ public final class RawHttp2 implements AutoCloseable {
     frame(DATA, 0, stream, ByteBuffer.allocate(5).put((byte) 0).putInt(declared).array());
     for (int at = 0; at < sent; at += MAX_FRAME) {
       frame(DATA, 0, stream, new byte[Math.min(MAX_FRAME, sent - at)]);
+    }
+  }
+
+  /** Sends {@code message} as one whole gRPC message on {@code stream} and ends the stream. */
+  public void sendMessage(int stream, byte[] message) throws IOException {
+    ByteBuffer whole = ByteBuffer.allocate(5 + message.length).put((byte) 0).putInt(message.length);
+    byte[] bytes = whole.put(message).array();
+    for (int at = 0; at < bytes.length; at += MAX_FRAME) {
+      int n = Math.min(MAX_FRAME, bytes.length - at);
+      byte[] part = java.util.Arrays.copyOfRange(bytes, at, at + n);
+      frame(DATA, at + n == bytes.length ? END_STREAM : 0, stream, part);
+    }
+  }
+
+  /**
+   * Reads until the server sends headers on {@code stream}; false when the connection closes first.
+   *
+   * @throws SocketTimeoutException when the read timeout passes first
+   */
+  public boolean awaitHeaders(int stream) throws IOException {
+    while (true) {
+      Frame f = read();
+      if (f == null) {
+        return false;
+      }
+      if (f.stream == stream && f.type == HEADERS) {
+        return true;
+      }
     }
   }
 
