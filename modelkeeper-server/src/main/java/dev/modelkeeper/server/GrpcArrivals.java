@@ -129,6 +129,11 @@ final class GrpcArrivals extends ServerStreamTracer.Factory implements ServerInt
 
     @Override
     public void inboundWireSize(long bytes) {
+      if (state.get() == EXPIRED) { // more of a message already answered: reset its stream
+        throw Status.DEADLINE_EXCEEDED
+            .withDescription("the call ended: its message did not arrive in time")
+            .asRuntimeException();
+      }
       // thrown on the transport thread while it reads the message: gRPC ends the call with it (a
       // message never exceeds the budget alone: the budget is at least the largest request)
       if (!inflight.tryReserve(bytes)) {
@@ -161,6 +166,7 @@ final class GrpcArrivals extends ServerStreamTracer.Factory implements ServerInt
         return;
       }
       pending.remove(this);
+      inflight.release(held.getAndSet(0)); // the stream may stay open until the client ends it
       metrics.slowClient();
       ServerCall<?, ?> c = call;
       if (c != null) {

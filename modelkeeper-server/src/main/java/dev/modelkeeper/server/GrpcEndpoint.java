@@ -278,7 +278,7 @@ final class GrpcEndpoint {
     @Override
     public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
       // the message and the tensors decoded from it, in the same in-flight budget as REST bodies
-      long bytes = 2L * request.getSerializedSize();
+      long bytes = 2L * request.getSerializedSize() + GrpcTensors.stringOverhead(request);
       CompletableFuture<Void> admitted = inflight.reserve(bytes);
       String name = request.getModelName();
       String version = version(request.getModelVersion());

@@ -86,6 +86,24 @@ final class GrpcTensors {
   }
 
   /** The response to {@code result}. */
+  /**
+   * The heap the BYTES inputs of {@code in} take once decoded beyond their bytes (a string per
+   * element), to count before they exist: each raw element needs at least its 4-byte length.
+   */
+  static long stringOverhead(ModelInferRequest in) {
+    long elements = 0;
+    for (int i = 0; i < in.getInputsCount(); i++) {
+      ModelInferRequest.InferInputTensor t = in.getInputs(i);
+      if (Datatype.BYTES.oipName().equals(t.getDatatype())) {
+        elements +=
+            i < in.getRawInputContentsCount()
+                ? in.getRawInputContents(i).size() / 4
+                : t.getContents().getBytesContentsCount();
+      }
+    }
+    return elements * JsonElements.STRING_OVERHEAD_BYTES;
+  }
+
   static ModelInferResponse encode(InferenceService.Result result) {
     InferRequest request = result.request();
     ModelInferResponse.Builder out =

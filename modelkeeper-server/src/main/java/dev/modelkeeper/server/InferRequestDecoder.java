@@ -167,6 +167,13 @@ final class InferRequestDecoder {
                 + OipRoutes.HEADER_LENGTH
                 + " header)");
       } else {
+        if (in.datatype() == Datatype.BYTES) {
+          // a string per element beyond its bytes, counted before they exist; each element needs
+          // at least its 4-byte length, so the data bounds the count whatever the shape claims
+          bytes.reserve(
+              Math.min(elementCount(in.name(), in.shape()), in.binarySize() / 4)
+                  * JsonElements.STRING_OVERHEAD_BYTES);
+        }
         t = BinaryTensors.read(in.name(), in.datatype(), in.shape(), binary, in.binarySize());
       }
       if (tensors.put(t.name(), t) != null) {

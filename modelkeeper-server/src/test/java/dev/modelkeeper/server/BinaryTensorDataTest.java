@@ -237,6 +237,39 @@ class BinaryTensorDataTest {
   }
 
   @Test
+  void manyEmptyBytesElements_countTheirStringsInTheBudget_andAre413BeforeDecoding()
+      throws Exception {
+    // 100,000 empty elements: 400 kB of length prefixes, 4.8 MB of strings once decoded
+    int n = 100_000;
+    String json =
+        "{\"inputs\":[{\"name\":\"bytes_in\",\"datatype\":\"BYTES\",\"shape\":["
+            + n
+            + "],\"parameters\":{\"binary_data_size\":"
+            + 4 * n
+            + "}}]}";
+    byte[] head = json.getBytes(StandardCharsets.UTF_8);
+    byte[] body = java.util.Arrays.copyOf(head, head.length + 4 * n);
+    try (ModelKeeperServer small =
+        TestServer.demo(b -> b.maxRequestBytes(1 << 20).maxInflightBytes(1 << 20))) {
+      HttpResponse<String> r =
+          client.send(
+              HttpRequest.newBuilder(
+                      URI.create(
+                          small.url().replace("localhost", "127.0.0.1") + "/v2/models/types/infer"))
+                  .timeout(Http.TIMEOUT)
+                  .header("Inference-Header-Content-Length", Integer.toString(head.length))
+                  .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(413);
+      assertThat(r.body()).contains("in-flight budget");
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(5))
+          .until(() -> small.inflightBytes() == 0);
+    }
+  }
+
+  @Test
   void truncatedBytesLengthPrefix_is400() throws Exception {
     // two elements: "ab" then a prefix cut after 2 of its 4 bytes
     byte[] bytes =

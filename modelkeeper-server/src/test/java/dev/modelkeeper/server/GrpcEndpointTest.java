@@ -295,6 +295,37 @@ class GrpcEndpointTest {
   }
 
   @Test
+  void manyEmptyBytesElements_countTheirStringsInTheBudget_andAreResourceExhausted()
+      throws Exception {
+    // 100,000 empty raw elements: 400 kB of length prefixes, 4.8 MB of strings once decoded
+    int n = 100_000;
+    ModelInferRequest request =
+        ModelInferRequest.newBuilder()
+            .setModelName("types")
+            .addInputs(
+                ModelInferRequest.InferInputTensor.newBuilder()
+                    .setName("bytes_in")
+                    .setDatatype("BYTES")
+                    .addShape(n))
+            .addRawInputContents(ByteString.copyFrom(new byte[4 * n]))
+            .build();
+    try (ModelKeeperServer s =
+        TestServer.demo(b -> b.grpcPort(0).maxRequestBytes(1 << 20).maxInflightBytes(1 << 20))) {
+      ManagedChannel ch = channel(s);
+      try {
+        GRPCInferenceServiceBlockingStub stub =
+            GRPCInferenceServiceGrpc.newBlockingStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS);
+        assertThat(code(() -> stub.modelInfer(request))).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        org.awaitility.Awaitility.await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> s.inflightBytes() == 0);
+      } finally {
+        ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
   void repositoryMethods_needTheBearerToken_inferenceDoesNot() {
     assertThat(code(() -> grpc.repositoryIndex(RepositoryIndexRequest.getDefaultInstance())))
         .isEqualTo(Status.Code.UNAUTHENTICATED);
