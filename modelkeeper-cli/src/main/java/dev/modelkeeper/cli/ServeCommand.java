@@ -177,7 +177,9 @@ final class ServeCommand implements Callable<Integer> {
   @Option(
       names = "--max-connections",
       paramLabel = "N",
-      description = "Most connections open at once (default: ${DEFAULT-VALUE}).")
+      description =
+          "Most connections open at once, REST and gRPC each; more wait to be accepted"
+              + " (default: ${DEFAULT-VALUE}).")
   String maxConnections;
 
   @Option(

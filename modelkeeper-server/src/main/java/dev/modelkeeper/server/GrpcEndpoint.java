@@ -31,6 +31,20 @@ import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.Channel;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
+import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.IoHandlerFactory;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -95,9 +109,13 @@ final class GrpcEndpoint {
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
   private final Server server;
+  private final EventLoopGroup acceptor;
+  private final EventLoopGroup transport;
 
-  private GrpcEndpoint(Server server) {
+  private GrpcEndpoint(Server server, EventLoopGroup acceptor, EventLoopGroup transport) {
     this.server = server;
+    this.acceptor = acceptor;
+    this.transport = transport;
   }
 
   /**
@@ -109,6 +127,7 @@ final class GrpcEndpoint {
       String host,
       int port,
       int maxMessageBytes,
+      int maxConnections,
       Duration handshakeTimeout,
       GrpcArrivals arrivals,
       Service service,
@@ -132,8 +151,26 @@ final class GrpcEndpoint {
             return next.startCall(call, headers);
           }
         };
+    // the transport's own event loops, so that its listening channel can carry the connection
+    // limit; epoll where Netty's native transport loads, as gRPC's default
+    boolean epoll = Epoll.isAvailable();
+    IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+    EventLoopGroup acceptor =
+        new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("grpc-accept", true), io);
+    EventLoopGroup transport =
+        new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("grpc-transport", true), io);
+    ConnectionLimit limit = new ConnectionLimit(maxConnections);
     Server server =
         NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
+            .bossEventLoopGroup(acceptor)
+            .workerEventLoopGroup(transport)
+            .channelFactory(
+                () -> {
+                  ServerChannel listening =
+                      epoll ? new EpollServerSocketChannel() : new NioServerSocketChannel();
+                  listening.pipeline().addFirst(limit);
+                  return listening;
+                })
             // handlers never block (anything slow goes to the worker pool), so they run on the
             // transport's thread instead of being handed to another executor first
             .directExecutor()
@@ -154,9 +191,51 @@ final class GrpcEndpoint {
             .addStreamTracerFactory(arrivals)
             // arrivals first (the last one listed sees a call first)
             .addService(ServerInterceptors.intercept(service, authorize, arrivals))
-            .build()
-            .start();
-    return new GrpcEndpoint(server);
+            .build();
+    try {
+      server.start();
+    } catch (IOException | RuntimeException e) {
+      acceptor.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      transport.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      throw e;
+    }
+    return new GrpcEndpoint(server, acceptor, transport);
+  }
+
+  /**
+   * Stops accepting connections while {@code max} are open, as REST's connection limit does: more
+   * wait in the listening socket's backlog. On the listening channel, whose event loop runs every
+   * change of the count.
+   */
+  @ChannelHandler.Sharable
+  private static final class ConnectionLimit extends ChannelInboundHandlerAdapter {
+    private final int max;
+    private int open; // on the listening channel's event loop only
+
+    ConnectionLimit(int max) {
+      this.max = max;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object accepted) {
+      Channel listening = ctx.channel();
+      if (++open >= max) {
+        listening.config().setAutoRead(false);
+      }
+      ((Channel) accepted)
+          .closeFuture()
+          .addListener(
+              closed ->
+                  listening
+                      .eventLoop()
+                      .execute(
+                          () -> {
+                            if (--open < max) {
+                              listening.config().setAutoRead(true);
+                            }
+                          }));
+      ctx.fireChannelRead(accepted);
+    }
   }
 
   /** The bound port. */
@@ -180,6 +259,9 @@ final class GrpcEndpoint {
     } catch (InterruptedException e) {
       server.shutdownNow();
       Thread.currentThread().interrupt();
+    } finally {
+      acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      transport.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
   }
 

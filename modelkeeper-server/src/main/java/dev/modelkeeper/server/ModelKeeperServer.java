@@ -255,6 +255,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                 config.host(),
                 config.grpcPort(),
                 (int) Math.min(Integer.MAX_VALUE, config.maxRequestBytes()),
+                config.maxConnections(),
                 config.bodyReadTimeout(),
                 server.grpcArrivals,
                 server.grpcService,

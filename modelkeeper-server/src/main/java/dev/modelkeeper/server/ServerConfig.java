@@ -257,7 +257,7 @@ public final class ServerConfig {
     return bodyReadTimeout;
   }
 
-  /** The most connections open at once; more wait to be accepted (default 1024). */
+  /** The most connections open at once, REST and gRPC each; more wait to be accepted (1024). */
   public int maxConnections() {
     return maxConnections;
   }

@@ -1,6 +1,7 @@
 package dev.modelkeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
@@ -16,6 +17,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -24,7 +26,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * gRPC request messages while they arrive, from clients that stop halfway (frame by frame over
  * loopback) beside a real gRPC client: their bytes count against the in-flight budget, calls whose
- * message does not arrive in time end, and connections that never speak are closed.
+ * message does not arrive in time end, answers not read hold their budget, connections that never
+ * speak are closed and connections past the limit wait to be accepted.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GrpcArrivalsTest {
@@ -117,6 +120,23 @@ class GrpcArrivalsTest {
         assertThat(server.inflightBytes()).isEqualTo(2L * message.length);
       }
       await().atMost(Duration.ofSeconds(5)).until(() -> server.inflightBytes() == 0);
+    }
+  }
+
+  @Test
+  void connectionPastTheLimit_waitsToBeAccepted_untilAnotherCloses() throws Exception {
+    try (ModelKeeperServer server = TestServer.demo(b -> b.grpcPort(0).maxConnections(2))) {
+      RawHttp2 first = RawHttp2.connect(server.grpcPort(), READ);
+      try (RawHttp2 second = RawHttp2.connect(server.grpcPort(), READ);
+          Socket third = new Socket("127.0.0.1", server.grpcPort())) {
+        // an accepted connection hears the server's settings at once; this one waits
+        third.setSoTimeout(1_000);
+        assertThatThrownBy(() -> third.getInputStream().read())
+            .isInstanceOf(SocketTimeoutException.class);
+        first.close();
+        third.setSoTimeout((int) READ.toMillis());
+        assertThat(third.getInputStream().read()).isNotNegative();
+      }
     }
   }
 
