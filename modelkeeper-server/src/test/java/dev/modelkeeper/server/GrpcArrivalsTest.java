@@ -159,16 +159,7 @@ class GrpcArrivalsTest {
   }
 
   private static ModelInferRequest irisRows(int rows) {
-    return ModelInferRequest.newBuilder()
-        .setModelName("iris")
-        .addInputs(
-            ModelInferRequest.InferInputTensor.newBuilder()
-                .setName("input")
-                .setDatatype("FP32")
-                .addShape(rows)
-                .addShape(4))
-        .addRawInputContents(ByteString.copyFrom(new byte[rows * 16]))
-        .build();
+    return GrpcEndpointTest.iris(rows, ByteString.copyFrom(new byte[rows * 16])).build();
   }
 
   private static void assertLive(ModelKeeperServer server) throws InterruptedException {

@@ -86,7 +86,7 @@ class GrpcEndpointTest {
     return ByteString.copyFrom(b.array());
   }
 
-  private static ModelInferRequest.Builder iris(long rows, ByteString raw) {
+  static ModelInferRequest.Builder iris(long rows, ByteString raw) {
     return ModelInferRequest.newBuilder()
         .setModelName("iris")
         .addInputs(
