@@ -82,8 +82,12 @@ final class GrpcEndpoint {
    */
   static final long QUICK_RUN_NANOS = 200_000;
 
-  /** Most calls one connection may have open at once; more wait in the client. */
-  static final int MAX_CALLS_PER_CONNECTION = 1000;
+  /**
+   * Most calls one connection may have open at once; more wait in the client. HTTP/2's suggested
+   * minimum: with the connection limit it bounds calls whose message has not arrived yet (about 1.7
+   * kB of heap each) to 1024 x 100.
+   */
+  static final int MAX_CALLS_PER_CONNECTION = 100;
 
   /** Most streams a client may reset per connection within {@link #RESET_WINDOW_SECONDS}. */
   static final int MAX_RESETS_PER_WINDOW = 1000;
