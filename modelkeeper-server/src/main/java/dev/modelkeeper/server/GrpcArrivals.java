@@ -11,6 +11,8 @@ import io.grpc.Status;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -27,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * message is complete (the handler then reserves the message and its decoded tensors as for REST)
  * or the call ends. A call whose message is not complete within the body read timeout of its start
  * is ended with DEADLINE_EXCEEDED and counted as a slow client, as REST answers a slow body 408;
- * {@link #sweep} finds them.
+ * {@link #sweepOn} finds them.
  *
  * <p>It is both the stream tracer factory, which sees the bytes, and the outermost interceptor,
  * which sees the call; the tracer hands itself to the interceptor through the call's context.
@@ -37,6 +39,11 @@ final class GrpcArrivals extends ServerStreamTracer.Factory implements ServerInt
   private static final System.Logger LOG = System.getLogger(GrpcArrivals.class.getName());
 
   private static final Context.Key<Arrival> ARRIVAL = Context.key("modelkeeper-grpc-arrival");
+
+  /** Bounds of the period at which calls whose message is overdue are looked for. */
+  private static final Duration SWEEP_MIN = Duration.ofMillis(10);
+
+  private static final Duration SWEEP_MAX = Duration.ofSeconds(1);
 
   private static final int PENDING = 0;
   private static final int COMPLETE = 1;
@@ -54,8 +61,15 @@ final class GrpcArrivals extends ServerStreamTracer.Factory implements ServerInt
     this.metrics = metrics;
   }
 
+  /** Sweeps on {@code timer} from now on, a tenth of the timeout apart (10 ms to 1 s). */
+  void sweepOn(ScheduledExecutorService timer) {
+    long period =
+        Math.max(SWEEP_MIN.toNanos(), Math.min(SWEEP_MAX.toNanos(), timeout.toNanos() / 10));
+    timer.scheduleWithFixedDelay(this::sweep, period, period, TimeUnit.NANOSECONDS);
+  }
+
   /** Ends the calls whose message is still incomplete a body read timeout after they started. */
-  void sweep() {
+  private void sweep() {
     long now = System.nanoTime();
     for (Arrival a : pending) {
       if (now - a.started >= timeout.toNanos()) {

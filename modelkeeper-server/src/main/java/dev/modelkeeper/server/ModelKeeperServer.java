@@ -63,11 +63,6 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private static final Duration BROKEN_BODY_LOG_INTERVAL = Duration.ofSeconds(10);
 
-  /** Bounds of the period at which gRPC calls whose message is overdue are looked for. */
-  private static final Duration SWEEP_MIN = Duration.ofMillis(10);
-
-  private static final Duration SWEEP_MAX = Duration.ofSeconds(1);
-
   /** How long before the shutdown timeout requests still running are answered 503. */
   private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
 
@@ -261,12 +256,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                 server.grpcService,
                 server.auth,
                 server.errors);
-        long sweep =
-            Math.max(
-                SWEEP_MIN.toNanos(),
-                Math.min(SWEEP_MAX.toNanos(), config.bodyReadTimeout().toNanos() / 10));
-        server.timer.scheduleWithFixedDelay(
-            server.grpcArrivals::sweep, sweep, sweep, TimeUnit.NANOSECONDS);
+        server.grpcArrivals.sweepOn(server.timer);
       } catch (java.io.IOException | RuntimeException e) {
         server.close();
         throw new InvalidConfigException(
