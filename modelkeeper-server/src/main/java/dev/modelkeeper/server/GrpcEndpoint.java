@@ -29,6 +29,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
@@ -134,6 +135,7 @@ final class GrpcEndpoint {
       int maxConnections,
       Duration handshakeTimeout,
       GrpcArrivals arrivals,
+      ServerStreamTracer.Factory calls,
       Service service,
       BearerAuth auth,
       ErrorMapper errors)
@@ -198,6 +200,7 @@ final class GrpcEndpoint {
             .decompressorRegistry(
                 DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, false))
             .addStreamTracerFactory(arrivals)
+            .addStreamTracerFactory(calls)
             // arrivals first (the last one listed sees a call first)
             .addService(ServerInterceptors.intercept(service, authorize, arrivals))
             .build();

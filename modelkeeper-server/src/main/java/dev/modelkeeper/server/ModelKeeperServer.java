@@ -253,6 +253,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                 config.maxConnections(),
                 config.bodyReadTimeout(),
                 server.grpcArrivals,
+                new GrpcCallMetrics(server.metrics, server.grpcService.bindService()),
                 server.grpcService,
                 server.auth,
                 server.errors);

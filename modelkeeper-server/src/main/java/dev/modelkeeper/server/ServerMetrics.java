@@ -36,6 +36,8 @@ import java.util.function.ToDoubleFunction;
  *   <tr><td>modelkeeper_model_load_seconds</td><td>histogram of constructor time</td></tr>
  *   <tr><td>modelkeeper_http_requests_total{method,route,status},
  *       modelkeeper_http_request_seconds{method,route}</td><td>every request</td></tr>
+ *   <tr><td>modelkeeper_grpc_requests_total{method,code},
+ *       modelkeeper_grpc_request_seconds{method}</td><td>every gRPC call</td></tr>
  *   <tr><td>modelkeeper_inference_seconds{model}</td><td>histogram of model run time (one
  *       batched run counts once)</td></tr>
  *   <tr><td>modelkeeper_batch_size{model}</td><td>histogram of rows per model run</td></tr>
@@ -87,6 +89,8 @@ final class ServerMetrics implements LifecycleListener {
   private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
   private final Counter slowClients;
   private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
+  private final Map<String, Counter[]> grpcCounters = new ConcurrentHashMap<>();
+  private final Map<String, Timer> grpcTimers = new ConcurrentHashMap<>();
 
   ServerMetrics(ModelManager manager) {
     this.manager = manager;
@@ -256,6 +260,32 @@ final class ServerMetrics implements LifecycleListener {
                     .description("time to answer a request, by route")
                     .tag("method", method)
                     .tag("route", route)
+                    .register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Records one ended gRPC call of {@code method} (its bare name, e.g. ModelInfer). */
+  void grpcCall(String method, io.grpc.Status.Code code, long nanos) {
+    Counter[] byCode =
+        grpcCounters.computeIfAbsent(method, m -> new Counter[io.grpc.Status.Code.values().length]);
+    Counter counter = byCode[code.ordinal()];
+    if (counter == null) { // a race registers the same counter twice: the registry returns one
+      counter =
+          Counter.builder("modelkeeper.grpc.requests")
+              .description("gRPC calls ended, by method and status code")
+              .tag("method", method)
+              .tag("code", code.name())
+              .register(registry);
+      byCode[code.ordinal()] = counter;
+    }
+    counter.increment();
+    grpcTimers
+        .computeIfAbsent(
+            method,
+            m ->
+                Timer.builder("modelkeeper.grpc.request")
+                    .description("time from a gRPC call's headers to its end, by method")
+                    .tag("method", m)
                     .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
   }

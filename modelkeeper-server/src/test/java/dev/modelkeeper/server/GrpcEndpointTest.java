@@ -22,6 +22,7 @@ import dev.modelkeeper.server.grpc.ServerLiveRequest;
 import dev.modelkeeper.server.grpc.ServerMetadataRequest;
 import dev.modelkeeper.server.grpc.ServerReadyRequest;
 import dev.modelkeeper.server.support.FakeModels;
+import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.TestServer;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -379,6 +380,63 @@ class GrpcEndpointTest {
         assertThat(took).isLessThan(Duration.ofSeconds(Gate.TIMEOUT_SECONDS / 2));
       } finally {
         load.open();
+        ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void everyCall_isCountedByMethodAndCode_includingOnesTheTransportEnds() throws Exception {
+    try (ModelKeeperServer s = TestServer.demo(b -> b.grpcPort(0).maxRequestBytes(1 << 16))) {
+      ManagedChannel ch = channel(s);
+      try {
+        GRPCInferenceServiceBlockingStub stub =
+            GRPCInferenceServiceGrpc.newBlockingStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS);
+        stub.serverLive(ServerLiveRequest.getDefaultInstance());
+        stub.modelInfer(iris(1, floats(5.1f, 3.5f, 1.4f, 0.2f)).build());
+        stub.modelInfer(iris(1, floats(5.1f, 3.5f, 1.4f, 0.2f)).build());
+        assertThat(
+                code(
+                    () ->
+                        stub.modelInfer(iris(1, floats(1, 2, 3, 4)).setModelName("nope").build())))
+            .isEqualTo(Status.Code.NOT_FOUND);
+        // over the message size limit: the transport ends it before any handler runs
+        ByteString big = ByteString.copyFrom(new byte[(1 << 16) + 16]);
+        assertThat(code(() -> stub.modelInfer(iris(4097, big).build())))
+            .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        // a method the service does not have is counted under one name, whatever it is called
+        io.grpc.MethodDescriptor<ServerLiveRequest, ServerLiveRequest> missing =
+            GRPCInferenceServiceGrpc.getServerLiveMethod().toBuilder(
+                    io.grpc.protobuf.ProtoUtils.marshaller(ServerLiveRequest.getDefaultInstance()),
+                    io.grpc.protobuf.ProtoUtils.marshaller(ServerLiveRequest.getDefaultInstance()))
+                .setFullMethodName("inference.GRPCInferenceService/NoSuchMethod")
+                .build();
+        assertThat(
+                code(
+                    () ->
+                        io.grpc.stub.ClientCalls.blockingUnaryCall(
+                            ch,
+                            missing,
+                            io.grpc.CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS),
+                            ServerLiveRequest.getDefaultInstance())))
+            .isEqualTo(Status.Code.UNIMPLEMENTED);
+        // a stream is counted when it closes, which may follow the answer by a moment
+        String[] expected = {
+          "modelkeeper_grpc_requests_total{code=\"OK\",method=\"ServerLive\"} 1.0",
+          "modelkeeper_grpc_requests_total{code=\"OK\",method=\"ModelInfer\"} 2.0",
+          "modelkeeper_grpc_requests_total{code=\"NOT_FOUND\",method=\"ModelInfer\"} 1.0",
+          "modelkeeper_grpc_requests_total{code=\"RESOURCE_EXHAUSTED\",method=\"ModelInfer\"} 1.0",
+          "modelkeeper_grpc_requests_total{code=\"UNIMPLEMENTED\",method=\"unknown\"} 1.0",
+          "modelkeeper_grpc_request_seconds_count{method=\"ModelInfer\"} 4"
+        };
+        org.awaitility.Awaitility.await()
+            .atMost(Duration.ofSeconds(10))
+            .untilAsserted(
+                () ->
+                    assertThat(Http.to(s.port()).get("/metrics").body())
+                        .contains(expected)
+                        .doesNotContain("NoSuchMethod"));
+      } finally {
         ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
       }
     }

@@ -1,0 +1,51 @@
+package dev.modelkeeper.server;
+
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServerStreamTracer;
+import io.grpc.Status;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+
+/**
+ * Counts and times every gRPC call by method and status code, as REST requests are counted by route
+ * and status: calls ended by the transport (a message over the size limit, a passed deadline, a
+ * cancellation, a refused call) included, since a stream tracer sees each stream close. Methods the
+ * service does not have are counted as {@code unknown}, so that clients cannot grow the set of
+ * series. Thread-safe.
+ */
+final class GrpcCallMetrics extends ServerStreamTracer.Factory {
+
+  static final String UNKNOWN = "unknown";
+
+  private final ServerMetrics metrics;
+  private final Set<String> methods;
+
+  GrpcCallMetrics(ServerMetrics metrics, ServerServiceDefinition service) {
+    this.metrics = metrics;
+    this.methods =
+        service.getMethods().stream()
+            .map(m -> m.getMethodDescriptor().getFullMethodName())
+            .collect(Collectors.toUnmodifiableSet());
+  }
+
+  @Override
+  public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
+    String method =
+        methods.contains(fullMethodName)
+            ? MethodDescriptor.extractBareMethodName(fullMethodName)
+            : UNKNOWN;
+    long started = System.nanoTime();
+    AtomicBoolean closed = new AtomicBoolean();
+    return new ServerStreamTracer() {
+      @Override
+      public void streamClosed(Status status) {
+        if (closed.compareAndSet(false, true)) {
+          metrics.grpcCall(method, status.getCode(), System.nanoTime() - started);
+        }
+      }
+    };
+  }
+}
