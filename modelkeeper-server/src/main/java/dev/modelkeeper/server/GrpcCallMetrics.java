@@ -6,7 +6,6 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 
 /**
@@ -38,13 +37,10 @@ final class GrpcCallMetrics extends ServerStreamTracer.Factory {
             ? MethodDescriptor.extractBareMethodName(fullMethodName)
             : UNKNOWN;
     long started = System.nanoTime();
-    AtomicBoolean closed = new AtomicBoolean();
     return new ServerStreamTracer() {
       @Override
-      public void streamClosed(Status status) {
-        if (closed.compareAndSet(false, true)) {
-          metrics.grpcCall(method, status.getCode(), System.nanoTime() - started);
-        }
+      public void streamClosed(Status status) { // once per stream
+        metrics.grpcCall(method, status.getCode(), System.nanoTime() - started);
       }
     };
   }
