@@ -100,6 +100,12 @@ public final class ProtocolBench {
 
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
+  /** The cross-check's workloads and client counts: the throughput cells of mlp-medium. */
+  private static final List<Workload> CROSS_WORKLOADS =
+      List.of(new Workload("mlp-medium", 1), new Workload("mlp-medium", MEDIUM_ROWS));
+
+  private static final List<Integer> CROSS_CLIENTS = List.of(8, 64);
+
   private ProtocolBench() {}
 
   /** CPU time of this whole process (every thread, the JIT compiler's and the collector's too). */
@@ -328,6 +334,7 @@ public final class ProtocolBench {
     Instant started = Instant.now();
     Map<String, double[]> floor = new LinkedHashMap<>();
     Map<String, Cell> cells = new LinkedHashMap<>();
+    Map<String, Cell> crossCells = new LinkedHashMap<>();
     String warmUp;
     try (ModelKeeperServer server = ModelKeeperServer.start(config)) {
       if (!server.awaitReady(Duration.ofMinutes(2))) {
@@ -442,6 +449,38 @@ public final class ProtocolBench {
             }
           }
         }
+        // the same throughput cells with one load generator, h2load, for every protocol
+        H2Load h2load = new H2Load(repo);
+        double failedBefore = failedGrpcCalls(port);
+        for (int r = 0; r < rounds; r++) {
+          for (Workload w : CROSS_WORKLOADS) {
+            Payloads p = payloads.get(w);
+            for (int n : CROSS_CLIENTS) {
+              List<String> order = new ArrayList<>(PROTOCOLS);
+              java.util.Collections.rotate(order, r);
+              for (String protocol : order) {
+                // about as many requests as the in-JVM clients answered in one cell of this run
+                long requests =
+                    Math.max(
+                        2_000, Math.round(cells.get(cellKey(w, protocol, n)).rate() * seconds));
+                Cell one = h2load(h2load, server, p, protocol, n, requests);
+                crossCells.computeIfAbsent(cellKey(w, protocol, n), k -> new Cell()).add(one);
+                System.out.printf(
+                    Locale.ROOT,
+                    "round %d h2load %-22s %-11s %2d clients: %,9.0f req/s%n",
+                    r + 1,
+                    w.label(),
+                    protocol,
+                    n,
+                    one.rate());
+              }
+            }
+          }
+        }
+        double failed = failedGrpcCalls(port) - failedBefore;
+        if (failed > 0) {
+          throw new IllegalStateException(failed + " gRPC calls of h2load failed");
+        }
       } finally {
         for (ManagedChannel c : channels) {
           c.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
@@ -453,6 +492,7 @@ public final class ProtocolBench {
     String md =
         report(
             cells,
+            crossCells,
             floor,
             rounds,
             seconds,
@@ -811,12 +851,86 @@ public final class ProtocolBench {
     }
   }
 
+  /** One h2load cell: its process's CPU is the client's, all of this process's the server's. */
+  private static Cell h2load(
+      H2Load h2load,
+      ModelKeeperServer server,
+      Payloads p,
+      String protocol,
+      int clients,
+      long requests)
+      throws IOException, InterruptedException {
+    Duration timeout = Duration.ofSeconds(120);
+    String rest = "http://127.0.0.1:" + server.port() + inferPath(p);
+    long cpuBefore = processCpuNanos();
+    H2Load.Result r =
+        switch (protocol) {
+          case "JSON REST" ->
+              h2load.run(
+                  rest,
+                  true,
+                  Map.of("Content-Type", "application/json"),
+                  p.json[0],
+                  clients,
+                  requests,
+                  timeout);
+          case "binary REST" ->
+              h2load.run(rest, true, p.binaryHeaders, p.binary[0], clients, requests, timeout);
+          case "gRPC" ->
+              h2load.run(
+                  "http://127.0.0.1:"
+                      + server.grpcPort()
+                      + "/"
+                      + GRPCInferenceServiceGrpc.getModelInferMethod().getFullMethodName(),
+                  false,
+                  Map.of("Content-Type", "application/grpc", "TE", "trailers"),
+                  grpcFrame(p.grpc[0]),
+                  clients,
+                  requests,
+                  timeout);
+          default -> throw new IllegalArgumentException(protocol);
+        };
+    Cell cell = new Cell();
+    cell.serverCpuNanos = processCpuNanos() - cpuBefore;
+    cell.clientCpuNanos = r.cpuNanos();
+    cell.requests = r.requests();
+    cell.seconds = r.seconds();
+    cell.latencies.add(r.latencyNanos());
+    return cell;
+  }
+
+  /** A gRPC message as it travels: not compressed, its length (4 bytes, big-endian), itself. */
+  private static byte[] grpcFrame(ModelInferRequest request) {
+    byte[] message = request.toByteArray();
+    return ByteBuffer.allocate(5 + message.length)
+        .put((byte) 0)
+        .putInt(message.length)
+        .put(message)
+        .array();
+  }
+
+  /** gRPC calls the server counted as ended with a status other than OK, so far. */
+  private static double failedGrpcCalls(int port) throws IOException {
+    double failed = 0;
+    try (BlockingHttpClient http = http(port)) {
+      BlockingHttpClient.Response r = http.get("/metrics");
+      check(r.status(), r.body());
+      for (String line : new String(r.body(), StandardCharsets.UTF_8).split("\n")) {
+        if (line.startsWith("modelkeeper_grpc_requests_total{") && !line.contains("code=\"OK\"")) {
+          failed += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        }
+      }
+    }
+    return failed;
+  }
+
   private static String cellKey(Workload w, String protocol, int clients) {
     return w.key() + "|" + protocol + "|" + clients;
   }
 
   private static String report(
       Map<String, Cell> cells,
+      Map<String, Cell> crossCells,
       Map<String, double[]> floor,
       int rounds,
       double seconds,
@@ -905,6 +1019,36 @@ public final class ProtocolBench {
               c.percentileMicros(0.99),
               c.serverCpuMicros()));
     }
+    md.append(
+        "\nThe same throughput cells with one load generator for every protocol, nghttp2's"
+            + " `h2load` (its own process, one thread, `-m 1`: each connection sends one request"
+            + " at a time; `--h1` for REST; as many requests per cell as the in-JVM clients"
+            + " answered in one of theirs), same run, same server, rounds interleaved as above:\n\n");
+    md.append(
+        "| model | clients | protocol | req/s | p50 µs | p99 µs | vs JSON REST | server CPU µs/req"
+            + " | client CPU µs/req |\n");
+    md.append("|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
+    for (Workload w : CROSS_WORKLOADS) {
+      for (int n : CROSS_CLIENTS) {
+        Cell json = crossCells.get(cellKey(w, "JSON REST", n));
+        for (String protocol : PROTOCOLS) {
+          Cell c = crossCells.get(cellKey(w, protocol, n));
+          md.append(
+              String.format(
+                  Locale.ROOT,
+                  "| %s | %d | %s | %,.0f | %.0f | %.0f | %.2fx | %.0f | %.0f |%n",
+                  w.label(),
+                  n,
+                  protocol,
+                  c.rate(),
+                  c.percentileMicros(0.50),
+                  c.percentileMicros(0.99),
+                  c.rate() / json.rate(),
+                  c.serverCpuMicros(),
+                  c.clientCpuMicros()));
+        }
+      }
+    }
     md.append("\nTargets:\n\n");
     for (Workload w : WORKLOADS) {
       if (!w.model().equals("mlp-medium")) {
@@ -928,6 +1072,21 @@ public final class ProtocolBench {
                 c.coresBusy(),
                 Runtime.getRuntime().availableProcessors(),
                 json8.coresBusy()));
+      }
+    }
+    for (Workload w : CROSS_WORKLOADS) {
+      Cell json8 = crossCells.get(cellKey(w, "JSON REST", 8));
+      for (String protocol : List.of("binary REST", "gRPC")) {
+        double ratio = crossCells.get(cellKey(w, protocol, 8)).rate() / json8.rate();
+        md.append(
+            String.format(
+                Locale.ROOT,
+                "- with h2load for every protocol, %s on %s at 8 clients: %.2fx JSON REST"
+                    + " throughput (target ≥ 1.5x): %s%n",
+                protocol,
+                w.label(),
+                ratio,
+                ratio >= 1.5 ? "met" : "NOT met"));
       }
     }
     for (Workload w : WORKLOADS) {
@@ -1011,5 +1170,15 @@ public final class ProtocolBench {
           + " cell's throughput is about two cores' time divided by server plus client CPU per"
           + " request: a protocol whose client costs more reaches fewer requests/s than its"
           + " server's cost alone allows. A server whose clients run on other machines is bounded"
-          + " by the server column alone.";
+          + " by the server column alone.\n\n"
+          + "The h2load cells. The in-JVM clients above are not equally lean: grpc-java's client"
+          + " machinery costs more CPU per call than a blocking socket writing prepared bytes, and"
+          + " on two shared cores that cost is taken from the server. h2load treats the three"
+          + " protocols alike (a prepared body per request, the answer read and dropped; one body"
+          + " per cell rather than eight), and runs as its own process, so the server's CPU is"
+          + " this process's whole CPU time and the client's is h2load's. Every request must be"
+          + " answered 2xx, and the server's count of gRPC calls ended with a status other than OK"
+          + " must not grow (h2load does not read gRPC's trailers). It is not used for the"
+          + " 1-client round trips: its event loop adds a wake-up per round trip that a blocking"
+          + " client does not.";
 }
