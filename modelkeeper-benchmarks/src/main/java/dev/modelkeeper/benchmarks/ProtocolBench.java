@@ -924,6 +924,32 @@ public final class ProtocolBench {
     return failed;
   }
 
+  private static final String TABLE_HEAD =
+      "| model | clients | protocol | req/s | p50 µs | p99 µs | vs JSON REST | server CPU µs/req"
+          + " | server CPU vs JSON REST | client CPU µs/req |\n"
+          + "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
+
+  /** A row of {@link #TABLE_HEAD}: the cell of {@code w}, {@code protocol} and {@code clients}. */
+  private static void row(
+      StringBuilder md, Map<String, Cell> cells, Workload w, String protocol, int clients) {
+    Cell json = cells.get(cellKey(w, "JSON REST", clients));
+    Cell c = cells.get(cellKey(w, protocol, clients));
+    md.append(
+        String.format(
+            Locale.ROOT,
+            "| %s | %d | %s | %,.0f | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.0f |%n",
+            w.label(),
+            clients,
+            protocol,
+            c.rate(),
+            c.percentileMicros(0.50),
+            c.percentileMicros(0.99),
+            c.rate() / json.rate(),
+            c.serverCpuMicros(),
+            json.serverCpuMicros() / c.serverCpuMicros(),
+            c.clientCpuMicros()));
+  }
+
   private static String cellKey(Workload w, String protocol, int clients) {
     return w.key() + "|" + protocol + "|" + clients;
   }
@@ -970,10 +996,7 @@ public final class ProtocolBench {
                 + " comparable within this run only)%n",
             others * 100));
     md.append("- Command: `").append(command).append("`\n\n");
-    md.append(
-        "| model | clients | protocol | req/s | p50 µs | p99 µs | vs JSON REST | server CPU µs/req"
-            + " | server CPU vs JSON REST | client CPU µs/req |\n");
-    md.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    md.append(TABLE_HEAD);
     for (Workload w : WORKLOADS) {
       double[] f = floor.get(w.key());
       md.append(
@@ -984,23 +1007,8 @@ public final class ProtocolBench {
               f[0] / f[2],
               f[1]));
       for (int n : CLIENTS) {
-        Cell json = cells.get(cellKey(w, "JSON REST", n));
         for (String protocol : PROTOCOLS) {
-          Cell c = cells.get(cellKey(w, protocol, n));
-          md.append(
-              String.format(
-                  Locale.ROOT,
-                  "| %s | %d | %s | %,.0f | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.0f |%n",
-                  w.label(),
-                  n,
-                  protocol,
-                  c.rate(),
-                  c.percentileMicros(0.50),
-                  c.percentileMicros(0.99),
-                  c.rate() / json.rate(),
-                  c.serverCpuMicros(),
-                  json.serverCpuMicros() / c.serverCpuMicros(),
-                  c.clientCpuMicros()));
+          row(md, cells, w, protocol, n);
         }
       }
     }
@@ -1024,28 +1032,11 @@ public final class ProtocolBench {
             + " `h2load` (its own process, one thread, `-m 1`: each connection sends one request"
             + " at a time; `--h1` for REST; as many requests per cell as the in-JVM clients"
             + " answered in one of theirs), same run, same server, rounds interleaved as above:\n\n");
-    md.append(
-        "| model | clients | protocol | req/s | p50 µs | p99 µs | vs JSON REST | server CPU µs/req"
-            + " | client CPU µs/req |\n");
-    md.append("|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
+    md.append(TABLE_HEAD);
     for (Workload w : CROSS_WORKLOADS) {
       for (int n : CROSS_CLIENTS) {
-        Cell json = crossCells.get(cellKey(w, "JSON REST", n));
         for (String protocol : PROTOCOLS) {
-          Cell c = crossCells.get(cellKey(w, protocol, n));
-          md.append(
-              String.format(
-                  Locale.ROOT,
-                  "| %s | %d | %s | %,.0f | %.0f | %.0f | %.2fx | %.0f | %.0f |%n",
-                  w.label(),
-                  n,
-                  protocol,
-                  c.rate(),
-                  c.percentileMicros(0.50),
-                  c.percentileMicros(0.99),
-                  c.rate() / json.rate(),
-                  c.serverCpuMicros(),
-                  c.clientCpuMicros()));
+          row(md, crossCells, w, protocol, n);
         }
       }
     }
