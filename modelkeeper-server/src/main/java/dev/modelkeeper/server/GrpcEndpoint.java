@@ -23,12 +23,16 @@ import dev.modelkeeper.server.grpc.ServerReadyRequest;
 import dev.modelkeeper.server.grpc.ServerReadyResponse;
 import io.grpc.Codec;
 import io.grpc.DecompressorRegistry;
+import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -49,6 +53,7 @@ import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -122,6 +127,99 @@ final class GrpcEndpoint {
     this.acceptor = acceptor;
     this.transport = transport;
   }
+
+  /**
+   * {@code service} whose request messages are parsed without throwing: one that is not valid
+   * protobuf arrives as null, which {@link #INVALID_MESSAGES} answers INVALID_ARGUMENT. A parser
+   * that throws would have grpc answer UNKNOWN and log the failure's stack trace at ERROR, a few kB
+   * of log per call any client could send.
+   */
+  static ServerServiceDefinition lenientParsing(ServerServiceDefinition service) {
+    ServerServiceDefinition.Builder b =
+        ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
+    for (ServerMethodDefinition<?, ?> m : service.getMethods()) {
+      b.addMethod(lenient(m));
+    }
+    return b.build();
+  }
+
+  private static <Q, A> ServerMethodDefinition<Q, A> lenient(ServerMethodDefinition<Q, A> m) {
+    MethodDescriptor<Q, A> method = m.getMethodDescriptor();
+    return ServerMethodDefinition.create(
+        method.toBuilder(
+                new LenientMarshaller<>(method.getRequestMarshaller()),
+                method.getResponseMarshaller())
+            .build(),
+        m.getServerCallHandler());
+  }
+
+  /** A request marshaller whose parse returns null where {@code strict}'s throws. */
+  private static final class LenientMarshaller<Q> implements MethodDescriptor.Marshaller<Q> {
+    private final MethodDescriptor.Marshaller<Q> strict;
+
+    /** The message's type, for the error: e.g. ModelInferRequest. */
+    final String type;
+
+    LenientMarshaller(MethodDescriptor.Marshaller<Q> strict) {
+      this.strict = strict;
+      this.type =
+          strict instanceof MethodDescriptor.ReflectableMarshaller<?> r
+              ? r.getMessageClass().getSimpleName()
+              : "request";
+    }
+
+    @Override
+    public InputStream stream(Q value) {
+      return strict.stream(value);
+    }
+
+    @Override
+    public Q parse(InputStream stream) {
+      try {
+        return strict.parse(stream);
+      } catch (RuntimeException e) { // grpc's protobuf marshaller throws StatusRuntimeException
+        return null;
+      }
+    }
+  }
+
+  /** Answers a request that {@link #lenientParsing} could not parse (null) INVALID_ARGUMENT. */
+  private static final ServerInterceptor INVALID_MESSAGES =
+      new ServerInterceptor() {
+        @Override
+        public <Q, A> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+          return new ForwardingServerCallListener.SimpleForwardingServerCallListener<Q>(
+              next.startCall(call, headers)) {
+            private boolean refused;
+
+            @Override
+            public void onMessage(Q message) {
+              if (message != null) {
+                super.onMessage(message);
+              } else if (!refused) {
+                refused = true;
+                String type =
+                    call.getMethodDescriptor().getRequestMarshaller()
+                            instanceof LenientMarshaller<?> l
+                        ? l.type
+                        : "request";
+                call.close(
+                    Status.INVALID_ARGUMENT.withDescription(
+                        "the message is not a valid " + type + " (protobuf)"),
+                    new Metadata());
+              }
+            }
+
+            @Override
+            public void onHalfClose() {
+              if (!refused) { // the call is answered already
+                super.onHalfClose();
+              }
+            }
+          };
+        }
+      };
 
   /**
    * Binds {@code host:port} (0 = any free port) and starts serving.
@@ -202,7 +300,9 @@ final class GrpcEndpoint {
             .addStreamTracerFactory(arrivals)
             .addStreamTracerFactory(calls)
             // arrivals first (the last one listed sees a call first)
-            .addService(ServerInterceptors.intercept(service, authorize, arrivals))
+            .addService(
+                ServerInterceptors.intercept(
+                    lenientParsing(service.bindService()), INVALID_MESSAGES, authorize, arrivals))
             .build();
     try {
       server.start();

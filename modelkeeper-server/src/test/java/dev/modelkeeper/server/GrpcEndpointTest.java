@@ -385,6 +385,45 @@ class GrpcEndpointTest {
     }
   }
 
+  /** Passes bytes through as they are, to send messages a protobuf encoder would not produce. */
+  private static final io.grpc.MethodDescriptor.Marshaller<byte[]> RAW_BYTES =
+      new io.grpc.MethodDescriptor.Marshaller<>() {
+        @Override
+        public java.io.InputStream stream(byte[] value) {
+          return new java.io.ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(java.io.InputStream stream) {
+          try {
+            return stream.readAllBytes();
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        }
+      };
+
+  @Test
+  void messageThatIsNotValidProtobuf_isInvalidArgument_andTheNextCallIsAnswered() {
+    io.grpc.MethodDescriptor<byte[], byte[]> raw =
+        GRPCInferenceServiceGrpc.getModelInferMethod().toBuilder(RAW_BYTES, RAW_BYTES).build();
+    // field 1 (model_name) as a length-delimited string 2 GB long, in 3 bytes: not protobuf
+    byte[] garbage = {0x0a, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x07};
+    StatusRuntimeException e =
+        org.assertj.core.api.Assertions.catchThrowableOfType(
+            StatusRuntimeException.class,
+            () ->
+                io.grpc.stub.ClientCalls.blockingUnaryCall(
+                    channel,
+                    raw,
+                    io.grpc.CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS),
+                    garbage));
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(e.getStatus().getDescription()).contains("ModelInferRequest");
+    assertThat(grpc.modelInfer(iris(1, floats(5.1f, 3.5f, 1.4f, 0.2f)).build()).getOutputsCount())
+        .isEqualTo(2);
+  }
+
   @Test
   void everyCall_isCountedByMethodAndCode_includingOnesTheTransportEnds() throws Exception {
     try (ModelKeeperServer s = TestServer.demo(b -> b.grpcPort(0).maxRequestBytes(1 << 16))) {
