@@ -134,7 +134,7 @@ final class GrpcEndpoint {
    * that throws would have grpc answer UNKNOWN and log the failure's stack trace at ERROR, a few kB
    * of log per call any client could send.
    */
-  static ServerServiceDefinition lenientParsing(ServerServiceDefinition service) {
+  private static ServerServiceDefinition lenientParsing(ServerServiceDefinition service) {
     ServerServiceDefinition.Builder b =
         ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
     for (ServerMethodDefinition<?, ?> m : service.getMethods()) {

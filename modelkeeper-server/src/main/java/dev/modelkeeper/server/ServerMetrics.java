@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -89,7 +90,7 @@ final class ServerMetrics implements LifecycleListener {
   private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
   private final Counter slowClients;
   private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
-  private final Map<String, Counter[]> grpcCounters = new ConcurrentHashMap<>();
+  private final Map<String, AtomicReferenceArray<Counter>> grpcCounters = new ConcurrentHashMap<>();
   private final Map<String, Timer> grpcTimers = new ConcurrentHashMap<>();
 
   ServerMetrics(ModelManager manager) {
@@ -266,9 +267,10 @@ final class ServerMetrics implements LifecycleListener {
 
   /** Records one ended gRPC call of {@code method} (its bare name, e.g. ModelInfer). */
   void grpcCall(String method, io.grpc.Status.Code code, long nanos) {
-    Counter[] byCode =
-        grpcCounters.computeIfAbsent(method, m -> new Counter[io.grpc.Status.Code.values().length]);
-    Counter counter = byCode[code.ordinal()];
+    AtomicReferenceArray<Counter> byCode =
+        grpcCounters.computeIfAbsent(
+            method, m -> new AtomicReferenceArray<>(io.grpc.Status.Code.values().length));
+    Counter counter = byCode.get(code.ordinal());
     if (counter == null) { // a race registers the same counter twice: the registry returns one
       counter =
           Counter.builder("modelkeeper.grpc.requests")
@@ -276,7 +278,7 @@ final class ServerMetrics implements LifecycleListener {
               .tag("method", method)
               .tag("code", code.name())
               .register(registry);
-      byCode[code.ordinal()] = counter;
+      byCode.set(code.ordinal(), counter);
     }
     counter.increment();
     grpcTimers
