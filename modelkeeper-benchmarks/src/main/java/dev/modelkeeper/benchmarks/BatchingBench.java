@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -347,7 +348,9 @@ public final class BatchingBench {
       threads.add(t);
     }
     threads.forEach(Thread::start);
-    long joinBy = System.nanoTime() + Duration.ofSeconds((long) sum(seconds) * 3 + 60).toNanos();
+    long joinBy =
+        System.nanoTime()
+            + Duration.ofSeconds((long) Arrays.stream(seconds).sum() * 3 + 60).toNanos();
     try {
       for (Thread t : threads) {
         t.join(Math.max(1, (joinBy - System.nanoTime()) / 1_000_000));
@@ -366,14 +369,6 @@ public final class BatchingBench {
       points[k] = new Point(sorted.length, failures.get(), seconds[k], sorted);
     }
     return points;
-  }
-
-  private static double sum(double[] values) {
-    double total = 0;
-    for (double v : values) {
-      total += v;
-    }
-    return total;
   }
 
   /**
@@ -511,6 +506,17 @@ public final class BatchingBench {
         "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],"
             + "\"parameters\":{\"binary_data_size\":16}}]}",
         data);
+  }
+
+  private static String isolationRow(String label, Point p) {
+    return String.format(
+        Locale.ROOT,
+        "| %s | %.0f | %.2f | %.2f | %d |\n",
+        label,
+        p.throughput(),
+        p.p50Millis(),
+        p.p99Millis(),
+        p.failures());
   }
 
   private static String describe(Point p) {
@@ -670,23 +676,9 @@ public final class BatchingBench {
         .append(String.format(Locale.ROOT, "%.1f", seconds * (WINDOW_NANOS - SETTLE_NANOS) / 1e9))
         .append(" s per round; failures are counted over whole rounds.\n\n");
     sb.append("| iris | req/s | p50 ms | p99 ms | failed |\n|---|---:|---:|---:|---:|\n");
-    for (Object[] row :
-        new Object[][] {
-          {"idle", irisIdle},
-          {"beside a spinning core", irisSpin},
-          {"beside saturated convnet", irisBusy}
-        }) {
-      Point p = (Point) row[1];
-      sb.append(
-          String.format(
-              Locale.ROOT,
-              "| %s | %.0f | %.2f | %.2f | %d |\n",
-              row[0],
-              p.throughput(),
-              p.p50Millis(),
-              p.p99Millis(),
-              p.failures()));
-    }
+    sb.append(isolationRow("idle", irisIdle))
+        .append(isolationRow("beside a spinning core", irisSpin))
+        .append(isolationRow("beside saturated convnet", irisBusy));
     sb.append(
         String.format(
             Locale.ROOT,

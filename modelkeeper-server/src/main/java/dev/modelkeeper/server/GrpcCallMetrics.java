@@ -5,7 +5,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
-import java.util.Set;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -20,22 +20,23 @@ final class GrpcCallMetrics extends ServerStreamTracer.Factory {
   static final String UNKNOWN = "unknown";
 
   private final ServerMetrics metrics;
-  private final Set<String> methods;
+
+  /** The service's full method names to their bare names, e.g. ".../ModelInfer" to ModelInfer. */
+  private final Map<String, String> bareNames;
 
   GrpcCallMetrics(ServerMetrics metrics, ServerServiceDefinition service) {
     this.metrics = metrics;
-    this.methods =
+    this.bareNames =
         service.getMethods().stream()
             .map(m -> m.getMethodDescriptor().getFullMethodName())
-            .collect(Collectors.toUnmodifiableSet());
+            .collect(
+                Collectors.toUnmodifiableMap(
+                    full -> full, full -> MethodDescriptor.extractBareMethodName(full)));
   }
 
   @Override
   public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
-    String method =
-        methods.contains(fullMethodName)
-            ? MethodDescriptor.extractBareMethodName(fullMethodName)
-            : UNKNOWN;
+    String method = bareNames.getOrDefault(fullMethodName, UNKNOWN);
     long started = System.nanoTime();
     return new ServerStreamTracer() {
       @Override
