@@ -2,6 +2,8 @@ package dev.modelkeeper.scaleout;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +29,7 @@ public final class Replica implements AutoCloseable {
   private final Path log;
   private final Http http = new Http();
   private volatile Process process;
+  private volatile long logStart; // where this start's output begins in the appended log
 
   /**
    * A replica (not started).
@@ -70,6 +73,7 @@ public final class Replica implements AutoCloseable {
     if (process != null && process.isAlive()) {
       throw new IllegalStateException(name + " is running");
     }
+    logStart = Files.exists(log) ? Files.size(log) : 0;
     process =
         new ProcessBuilder(command)
             .redirectErrorStream(true)
@@ -77,21 +81,39 @@ public final class Replica implements AutoCloseable {
             .start();
   }
 
-  /** Waits until {@code /v2/health/ready} answers 200; throws when the wait runs out or it died. */
-  public void awaitReady(Duration timeout) throws InterruptedException {
+  /**
+   * Waits until this process has said it serves its port and {@code /v2/health/ready} answers 200;
+   * throws when the wait runs out or it died. Readiness alone is not enough: another process on the
+   * same port would answer it too.
+   */
+  public void awaitReady(Duration timeout) throws InterruptedException, IOException {
     long deadline = System.nanoTime() + timeout.toNanos();
+    String serving = "ModelKeeper is serving " + url();
     while (System.nanoTime() - deadline < 0) {
       Process p = process;
       if (p == null || !p.isAlive()) {
-        throw new IllegalStateException(name + " exited before it was ready; see " + log);
+        throw new IllegalStateException(
+            name + " exited before it was ready; its output:\n" + output());
       }
-      Http.Answer a = http.tryGet(url() + "/v2/health/ready");
-      if (a != null && a.status() == 200) {
-        return;
+      if (output().contains(serving)) {
+        Http.Answer a = http.tryGet(url() + "/v2/health/ready");
+        if (a != null && a.status() == 200) {
+          return;
+        }
       }
       Thread.sleep(100); // polling another process's readiness
     }
     throw new IllegalStateException(name + " not ready within " + timeout + "; see " + log);
+  }
+
+  /** What the process wrote since its last start. */
+  String output() throws IOException {
+    if (!Files.exists(log)) {
+      return "";
+    }
+    byte[] all = Files.readAllBytes(log);
+    int from = (int) Math.min(logStart, all.length);
+    return new String(all, from, all.length - from, StandardCharsets.UTF_8);
   }
 
   /** SIGKILL, then waits for the process to be gone. */
