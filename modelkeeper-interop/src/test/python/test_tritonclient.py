@@ -181,3 +181,17 @@ def test_bad_shape_is_the_clients_invalid_argument(proto):
         client.infer("iris", [make_input(module, binary, "input", bad, "FP32")])
     assert e.value.status() in ("400", "StatusCode.INVALID_ARGUMENT")
     assert "shape" in e.value.message()
+
+
+def test_classification_is_refused_not_ignored(proto):
+    # class_count asks for Triton's classification extension: top classes as strings in place
+    # of the output; answering the plain FP32 output instead would hand the client the wrong type
+    module, client, binary = proto
+    if binary is None:
+        wanted = module.InferRequestedOutput("probabilities", class_count=2)
+    else:
+        wanted = module.InferRequestedOutput("probabilities", binary_data=binary, class_count=2)
+    with pytest.raises(InferenceServerException) as e:
+        client.infer("iris", [make_input(module, binary, "input", IRIS, "FP32")], outputs=[wanted])
+    assert e.value.status() in ("400", "StatusCode.INVALID_ARGUMENT")
+    assert "classification" in e.value.message()

@@ -377,7 +377,7 @@ public enum Datatype {
     @Override
     void set(String tensor, Object data, int i, Object value) {
       if (value instanceof String) {
-        ((String[]) data)[i] = (String) value;
+        ((String[]) data)[i] = utf8Encodable(tensor, i, (String) value);
       } else if (value instanceof byte[]) {
         ((String[]) data)[i] = new String((byte[]) value, StandardCharsets.UTF_8);
       } else {
@@ -537,7 +537,12 @@ public enum Datatype {
   /** {@code data} in binary layout, in a new array of exactly {@link #binarySize} bytes. */
   public byte[] toBinary(Object data) {
     byte[] out = new byte[binarySize(data)];
-    encode(data, ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN));
+    ByteBuffer dst = ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
+    encode(data, dst);
+    if (dst.hasRemaining()) { // a receiver would read the padding as data
+      throw new IllegalStateException(
+          this + " wrote " + dst.position() + " of the " + out.length + " bytes it announced");
+    }
     return out;
   }
 
@@ -586,6 +591,35 @@ public enum Datatype {
     }
   }
 
+  /**
+   * {@code s}, when UTF-8 can encode it. A string holding half of a surrogate pair (a JSON escape
+   * of U+D800 alone, say) cannot be sent as BYTES: it is refused as bad input rather than changed.
+   */
+  public static String utf8Encodable(String tensor, int i, String s) {
+    for (int k = 0; k < s.length(); k++) {
+      char c = s.charAt(k);
+      if (Character.isSurrogate(c)) {
+        if (Character.isHighSurrogate(c)
+            && k + 1 < s.length()
+            && Character.isLowSurrogate(s.charAt(k + 1))) {
+          k++;
+        } else {
+          throw new InvalidInputException(
+              String.format(
+                  Locale.ROOT,
+                  "input '%s' element %d holds a lone UTF-16 surrogate (U+%04X) at character %d,"
+                      + " which UTF-8 cannot encode",
+                  tensor,
+                  i,
+                  (int) c,
+                  k));
+        }
+      }
+    }
+    return s;
+  }
+
+  /** The length of {@code s} in UTF-8 as {@link String#getBytes} writes it. */
   private static int utf8Length(String s) {
     int n = 0;
     for (int i = 0; i < s.length(); i++) {
@@ -599,6 +633,8 @@ public enum Datatype {
           && Character.isLowSurrogate(s.charAt(i + 1))) {
         n += 4;
         i++;
+      } else if (Character.isSurrogate(c)) {
+        n += 1; // written as '?'
       } else {
         n += 3;
       }

@@ -106,6 +106,30 @@ class TensorTest {
   }
 
   @Test
+  void fromValues_bytesWithALoneSurrogate_isInvalidInput_aPairIsKept() {
+    assertThatThrownBy(
+            () -> Tensor.fromValues("s", Datatype.BYTES, new long[] {2}, List.of("ok", "a\ud800")))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("element 1 holds a lone UTF-16 surrogate (U+D800) at character 1");
+    assertThat(
+            Tensor.fromValues("s", Datatype.BYTES, new long[] {1}, List.of("\ud83d\ude00"))
+                .strings())
+        .containsExactly("\ud83d\ude00");
+  }
+
+  @Test
+  void bytesBinarySize_isWhatTheEncoderWrites_forEveryKindOfCharacter() {
+    String[] strings = {"", "a", "\u00e9", "\u20ac", "\ud83d\ude00", "x\udc00", "\ud800"};
+    for (String s : strings) {
+      String[] one = {s};
+      assertThat(Datatype.BYTES.toBinary(one))
+          .as("%s", s.chars().mapToObj(Integer::toHexString).toList())
+          .hasSize(Datatype.BYTES.binarySize(one))
+          .hasSize(4 + s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+    }
+  }
+
+  @Test
   void parse_unsupportedDatatype_throwsInvalidInput() {
     assertThat(Datatype.parse("fp32")).isEqualTo(Datatype.FP32);
     assertThatThrownBy(() -> Datatype.parse("FP16")).isInstanceOf(InvalidInputException.class);

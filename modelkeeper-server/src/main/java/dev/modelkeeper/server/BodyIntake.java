@@ -73,15 +73,17 @@ final class BodyIntake extends Handler.Wrapper {
     if (length <= 0 && !chunked) {
       return super.handle(request, response, callback);
     }
-    String encoding = request.getHeaders().get(HttpHeader.CONTENT_ENCODING);
-    if (encoding != null && !encoding.trim().equalsIgnoreCase("identity")) {
-      refuse(
-          request,
-          response,
-          callback,
-          new UnsupportedMediaTypeException(
-              "Content-Encoding '" + encoding + "' is not accepted; send the body uncompressed"));
-      return true;
+    // every Content-Encoding header counts, not only the first
+    for (String encoding : request.getHeaders().getValuesList(HttpHeader.CONTENT_ENCODING)) {
+      if (!encoding.trim().equalsIgnoreCase("identity")) {
+        refuse(
+            request,
+            response,
+            callback,
+            new UnsupportedMediaTypeException(
+                "Content-Encoding '" + encoding + "' is not accepted; send the body uncompressed"));
+        return true;
+      }
     }
     if (length > maxBodyBytes) {
       refuse(request, response, callback, tooLarge(length + " bytes"));

@@ -78,6 +78,9 @@ final class GrpcTensors {
     }
     Set<String> outputs = new HashSet<>();
     for (ModelInferRequest.InferRequestedOutputTensor o : in.getOutputsList()) {
+      if (o.containsParameters(InferRequestDecoder.CLASSIFICATION)) {
+        throw InferRequestDecoder.classificationRefused("output '" + o.getName() + "'");
+      }
       outputs.add(o.getName());
     }
     String id = in.getId().isEmpty() ? null : in.getId();
@@ -85,7 +88,6 @@ final class GrpcTensors {
     return new InferRequest(id, inputs, outputs, Map.of(), raw || in.getInputsCount() == 0);
   }
 
-  /** The response to {@code result}. */
   /**
    * The heap the BYTES inputs of {@code in} take once decoded beyond their bytes (a string per
    * element), to count before they exist: each raw element needs at least its 4-byte length.
@@ -94,7 +96,7 @@ final class GrpcTensors {
     long elements = 0;
     for (int i = 0; i < in.getInputsCount(); i++) {
       ModelInferRequest.InferInputTensor t = in.getInputs(i);
-      if (Datatype.BYTES.oipName().equals(t.getDatatype())) {
+      if (isBytes(t.getDatatype())) {
         elements +=
             i < in.getRawInputContentsCount()
                 ? in.getRawInputContents(i).size() / 4
@@ -104,6 +106,16 @@ final class GrpcTensors {
     return elements * JsonElements.STRING_OVERHEAD_BYTES;
   }
 
+  /** Whether the decoder will read {@code datatype} as BYTES (it ignores case and spaces). */
+  private static boolean isBytes(String datatype) {
+    try {
+      return Datatype.parse(datatype) == Datatype.BYTES;
+    } catch (InvalidInputException e) {
+      return false; // refused when the tensor is decoded
+    }
+  }
+
+  /** The response to {@code result}. */
   static ModelInferResponse encode(InferenceService.Result result) {
     InferRequest request = result.request();
     ModelInferResponse.Builder out =

@@ -40,6 +40,11 @@ final class InferRequestDecoder {
   /** More dimensions than any model here takes; a bound on work done for hostile shapes. */
   static final int MAX_RANK = 32;
 
+  /**
+   * The output parameter of Triton's classification extension, which this server does not offer.
+   */
+  static final String CLASSIFICATION = "classification";
+
   /** Elements decoded between checks that the request is still wanted. */
   private static final int ABANDON_CHECK = 1 << 16;
 
@@ -219,11 +224,21 @@ final class InferRequestDecoder {
           throw new BadRequestException(where + " '" + key + "' must be true or false");
         }
         value = v == JsonToken.VALUE_TRUE;
+      } else if (field.equals(CLASSIFICATION)) {
+        throw classificationRefused(where);
       } else {
         p.skipChildren();
       }
     }
     return value;
+  }
+
+  /** The answer to an output that asks for {@link #CLASSIFICATION}. */
+  static BadRequestException classificationRefused(String output) {
+    return new BadRequestException(
+        output
+            + " asks for 'classification' (its top classes as strings), which this server does not"
+            + " offer; ask for the output itself and rank its values");
   }
 
   private static Set<String> readOutputs(JsonParser p, Map<String, Boolean> binaryOutputs)
@@ -393,10 +408,10 @@ final class InferRequestDecoder {
       }
       long d = p.getLongValue();
       if (d < 0) {
+        long[] seen = Arrays.copyOf(dims, rank + 1);
+        seen[rank] = d;
         throw new InvalidInputException(
-            label
-                + " has a negative dimension in shape "
-                + Arrays.toString(Arrays.copyOf(dims, rank)).replace("]", ", " + d + "]"));
+            label + " has a negative dimension in shape " + Arrays.toString(seen));
       }
       dims[rank++] = d;
     }

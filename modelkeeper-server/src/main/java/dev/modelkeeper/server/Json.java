@@ -80,6 +80,8 @@ final class Json {
    */
   static String describe(JsonProcessingException e) {
     String m = e.getOriginalMessage() == null ? "unreadable input" : e.getOriginalMessage();
+    // a location inside the message ("start marker at [Source: ...; line: 1, column: 1]")
+    m = m.replaceAll("\\[Source: [^;\\]]*; (line: \\d+, column: \\d+)]", "$1");
     int tick = m.indexOf('`');
     if (tick >= 0) {
       m = m.substring(0, tick).replaceAll("[\\s(,:;]*(enable|from|bound as)?[\\s(,:;]*$", "");

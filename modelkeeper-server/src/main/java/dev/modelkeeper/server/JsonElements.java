@@ -164,7 +164,7 @@ final class JsonElements {
               if (p.currentToken() != JsonToken.VALUE_STRING) {
                 throw wrongElement(p, Datatype.BYTES, i, n, "a string");
               }
-              ((String[]) a)[i] = p.getText();
+              ((String[]) a)[i] = Datatype.utf8Encodable(n, i, p.getText());
             },
             (g, t) -> {
               for (String v : t.strings()) {

@@ -300,6 +300,19 @@ class BinaryTensorDataTest {
   }
 
   @Test
+  void jsonBytesElementWithALoneSurrogate_is400() {
+    // UTF-8 cannot encode it: taken as it was, its binary output had a wrong size
+    Http.Response r =
+        Http.to(server.port())
+            .post(
+                "/v2/models/types/infer",
+                "{\"inputs\":[{\"name\":\"bytes_in\",\"datatype\":\"BYTES\",\"shape\":[2],"
+                    + "\"data\":[\"ok\",\"\\ud800\"]}]}");
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.error()).contains("input 'bytes_in' element 1 holds a lone UTF-16 surrogate");
+  }
+
+  @Test
   void binaryDataSizeWithoutTheHeader_is400() throws Exception {
     Http.Response r = Http.to(server.port()).post("/v2/models/iris/infer", IRIS_HEADER);
     assertThat(r.status()).isEqualTo(400);

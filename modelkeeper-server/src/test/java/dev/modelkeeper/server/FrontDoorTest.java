@@ -90,6 +90,26 @@ class FrontDoorTest {
   }
 
   @Test
+  void aSecondContentEncodingHeader_orASecondCodingInOne_is415Too() throws Exception {
+    try (ModelKeeperServer server = TestServer.fake(FakeModels.of("alpha/1"), b -> b)) {
+      for (String[] headers :
+          List.of(
+              new String[] {"Content-Encoding: identity", "Content-Encoding: gzip"},
+              new String[] {"Content-Encoding: identity, gzip"})) {
+        try (RawHttp raw = RawHttp.connect(server.port())) {
+          List<String> lines = new java.util.ArrayList<>(List.of(headers));
+          lines.add("Content-Type: application/json");
+          lines.add("Content-Length: " + X.length());
+          raw.send(RawHttp.post(INFER, lines.toArray(new String[0])) + X);
+          RawHttp.Response r = raw.readResponse();
+          assertThat(r.status()).as("%s", lines).isEqualTo(415);
+          assertThat(r.body()).contains("gzip' is not accepted");
+        }
+      }
+    }
+  }
+
+  @Test
   void stateChangingRequestFromAForeignOrigin_is403_andChangesNothing() {
     FakeModels models = FakeModels.of("alpha/1");
     try (ModelKeeperServer server =

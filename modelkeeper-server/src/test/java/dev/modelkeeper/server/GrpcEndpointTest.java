@@ -40,6 +40,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The gRPC endpoint over loopback with a real gRPC client: health, metadata, inference with raw and
@@ -295,8 +297,9 @@ class GrpcEndpointTest {
     }
   }
 
-  @Test
-  void manyEmptyBytesElements_countTheirStringsInTheBudget_andAreResourceExhausted()
+  @ParameterizedTest
+  @ValueSource(strings = {"BYTES", "bytes", " Bytes "}) // the datatype as the decoder reads it
+  void manyEmptyBytesElements_countTheirStringsInTheBudget_andAreResourceExhausted(String datatype)
       throws Exception {
     // 100,000 empty raw elements: 400 kB of length prefixes, 4.8 MB of strings once decoded
     int n = 100_000;
@@ -306,7 +309,7 @@ class GrpcEndpointTest {
             .addInputs(
                 ModelInferRequest.InferInputTensor.newBuilder()
                     .setName("bytes_in")
-                    .setDatatype("BYTES")
+                    .setDatatype(datatype)
                     .addShape(n))
             .addRawInputContents(ByteString.copyFrom(new byte[4 * n]))
             .build();

@@ -72,6 +72,15 @@ class InferRequestDecoderTest {
   }
 
   @Test
+  void parseInfer_negativeDimension_showsTheShapeUpToIt() {
+    assertThatThrownBy(() -> one("x", "FP32", "[-1, 4]", "[1, 2, 3, 4]"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageEndingWith("has a negative dimension in shape [-1]");
+    assertThatThrownBy(() -> one("x", "FP32", "[2, -3]", "[1, 2, 3, 4]"))
+        .hasMessageEndingWith("has a negative dimension in shape [2, -3]");
+  }
+
+  @Test
   void parseInfer_shapeProblems_areInvalidInput() {
     assertThatThrownBy(() -> one("x", "FP32", "[2, 3]", "[1, 2, 3]"))
         .isInstanceOf(InvalidInputException.class)

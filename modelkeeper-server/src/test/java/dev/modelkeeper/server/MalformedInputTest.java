@@ -161,6 +161,19 @@ class MalformedInputTest {
   }
 
   @Test
+  void bodyCutShort_saysWhereItsObjectBegan_inThePlainWordsOfAPosition() {
+    for (String path : List.of("/model/add", "/v2/models/iris/infer")) {
+      Http.Response r = http.post(path, "{\"model_id\": \"iris\"");
+      assertThat(r.status()).as(path).isEqualTo(400);
+      assertThat(r.error())
+          .as(path)
+          .contains("start marker at line: 1, column: 1)")
+          .doesNotContain("Source")
+          .doesNotContain("REDACTED");
+    }
+  }
+
+  @Test
   void requests_withTraversalInModelNames_answer4xxJsonErrors() {
     List<String> problems = new ArrayList<>();
     String[][] requests = {
