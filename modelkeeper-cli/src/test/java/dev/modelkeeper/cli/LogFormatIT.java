@@ -6,6 +6,17 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelkeeper.onnx.demo.DemoRepository;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -25,9 +37,11 @@ import org.junit.jupiter.api.io.TempDir;
  * System.Logger}), onnx ({@code System.Logger}) and server on stderr in one line format, text or
  * json. The repository is set up so that each library logs once at startup: a model folder with a
  * bad config (onnx warns while listing), a model larger than its config predicts under a tiny byte
- * budget (core warns after loading it), and a preload (the server reports it). Runs after {@code
- * package}, in {@code mvn verify}.
+ * budget (core warns after loading it), and a preload (the server reports it). And the log stays
+ * quiet while clients break HTTP/2 on the gRPC port. Runs after {@code package}, in {@code mvn
+ * verify}.
  */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
 class LogFormatIT {
 
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -35,6 +49,9 @@ class LogFormatIT {
       Pattern.compile(
           "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}(Z|[+-]\\d\\d:\\d\\d)"
               + " (TRACE|DEBUG|INFO |WARN |ERROR) \\[[^\\]]+\\] (\\S+) - .*");
+  private static final Pattern GRPC_PORT = Pattern.compile("gRPC: +127\\.0\\.0\\.1:(\\d+)");
+  private static final byte[] PREFACE =
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
   private static final List<String> LIBRARIES =
       List.of("dev.modelkeeper.core.", "dev.modelkeeper.onnx.", "dev.modelkeeper.server.");
 
@@ -75,38 +92,100 @@ class LogFormatIT {
     }
   }
 
-  /** Runs the jar until it is ready, stops it with SIGTERM, and returns its stderr lines. */
+  @Test
+  void brokenHttp2OnTheGrpcPort_isAnsweredOnTheWire_andLogsNothing() throws Exception {
+    // before, each broken connection added a WARN and an INFO line with full stack traces,
+    // about 7 kB of log for 70 bytes sent
+    serve(
+        List.of("--grpc-port", "0"),
+        jar -> {
+          Matcher grpc = GRPC_PORT.matcher(jar.stdout());
+          assertThat(grpc.find()).as("stdout %s", jar.stdout()).isTrue();
+          int port = Integer.parseInt(grpc.group(1));
+          long before = Files.size(jar.stderr());
+          for (int i = 0; i < 20; i++) {
+            // a header name in upper case: a stream error
+            assertThat(refused(port, headers(1, "X-Upper"), data(1)))
+                .as("RST_STREAM or GOAWAY for an upper-case header name")
+                .isTrue();
+            // DATA on stream 0: a connection error
+            assertThat(refused(port, data(0))).as("GOAWAY for DATA on stream 0").isTrue();
+          }
+          String url = jar.stdout().substring(jar.stdout().indexOf("http://")).split("\\s")[0];
+          HttpResponse<String> ready =
+              HttpClient.newHttpClient()
+                  .send(
+                      HttpRequest.newBuilder(URI.create(url + "/v2/health/ready"))
+                          .timeout(Duration.ofSeconds(10))
+                          .build(),
+                      HttpResponse.BodyHandlers.ofString());
+          assertThat(ready.statusCode()).isEqualTo(200);
+          assertThat(Files.readString(jar.stderr()).substring((int) before))
+              .as("log written for 40 broken connections")
+              .isEmpty();
+        });
+  }
+
+  /** What a test sees of the running jar: its stdout so far and the file its stderr goes to. */
+  private record Running(String stdout, Path stderr) {}
+
+  /** Work done while the jar serves. */
+  @FunctionalInterface
+  private interface WhileServing {
+    void run(Running jar) throws Exception;
+  }
+
+  /**
+   * Runs the jar with a repository set up so that each library logs once at startup, until it is
+   * ready, stops it with SIGTERM, and returns its stderr lines.
+   */
   private List<String> serveAndStop(String format) throws Exception {
     Path repo = DemoRepository.materialize(tmp.resolve("repo"));
     Path broken = Files.createDirectories(repo.resolve("broken").resolve("1"));
     Files.copy(repo.resolve("iris/1/model.onnx"), broken.resolve("model.onnx"));
     Files.writeString(broken.resolve("config.json"), "{\"labels\": 3}");
     Files.writeString(repo.resolve("mlp-small/2/config.json"), "{\"expected_size_bytes\": 10}");
-    Path out = tmp.resolve("stdout.txt");
-    Path err = tmp.resolve("stderr.txt");
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Process process =
-        new ProcessBuilder(
-                java,
-                "-jar",
-                "modelkeeper-cli/target/modelkeeper.jar",
-                "serve",
-                "--port",
-                "0",
+    List<String> lines =
+        serve(
+            List.of(
                 "--grpc-port",
                 "-1",
-                "--host",
-                "127.0.0.1",
                 "--repository",
                 repo.toString(),
-                "--cache-dir",
-                tmp.resolve("cache").toString(),
                 "--max-bytes",
                 "1000",
                 "--preload",
                 "mlp-small",
                 "--log-format",
-                format)
+                format),
+            jar -> {});
+    assertThat(lines).as("stderr").isNotEmpty();
+    return lines;
+  }
+
+  /**
+   * Runs {@code serve} on 127.0.0.1 at a free port with {@code args}; once it is ready, runs {@code
+   * whileServing}, then stops it with SIGTERM and returns its stderr lines.
+   */
+  private List<String> serve(List<String> args, WhileServing whileServing) throws Exception {
+    Path out = tmp.resolve("stdout.txt");
+    Path err = tmp.resolve("stderr.txt");
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar",
+                "modelkeeper-cli/target/modelkeeper.jar",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--cache-dir",
+                tmp.resolve("cache").toString()));
+    command.addAll(args);
+    Process process =
+        new ProcessBuilder(command)
             .directory(ROOT.toFile())
             .redirectOutput(out.toFile())
             .redirectError(err.toFile())
@@ -118,6 +197,7 @@ class LogFormatIT {
       assertThat(Files.readString(out))
           .as("stdout; stderr %s", Files.readString(err))
           .contains("Ready.");
+      whileServing.run(new Running(Files.readString(out), err));
     } finally {
       process.toHandle().destroy(); // SIGTERM: a graceful stop
       if (!process.waitFor(60, TimeUnit.SECONDS)) {
@@ -130,7 +210,97 @@ class LogFormatIT {
         lines.add(line);
       }
     }
-    assertThat(lines).as("stderr").isNotEmpty();
     return lines;
+  }
+
+  /**
+   * Sends the preface, empty SETTINGS and {@code frames}; whether the server answered with
+   * RST_STREAM or GOAWAY within 3 s.
+   */
+  private static boolean refused(int port, byte[]... frames) throws Exception {
+    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+      s.setSoTimeout(3000);
+      OutputStream o = s.getOutputStream();
+      o.write(PREFACE);
+      o.write(frame(4, 0, 0, new byte[0]));
+      for (byte[] f : frames) {
+        o.write(f);
+      }
+      o.flush();
+      ByteArrayOutputStream answer = new ByteArrayOutputStream();
+      InputStream in = s.getInputStream();
+      byte[] buf = new byte[4096];
+      try {
+        for (int n; (n = in.read(buf)) > 0; ) {
+          answer.write(buf, 0, n);
+          if (closes(answer.toByteArray())) {
+            return true;
+          }
+        }
+      } catch (SocketTimeoutException | java.net.SocketException e) {
+        // no answer in time, or the connection was reset: judged by what came before
+      }
+      return closes(answer.toByteArray());
+    }
+  }
+
+  /** Whether the server's frames so far include RST_STREAM (3) or GOAWAY (7). */
+  private static boolean closes(byte[] frames) {
+    for (int at = 0; at + 9 <= frames.length; ) {
+      int length =
+          ((frames[at] & 0xff) << 16) | ((frames[at + 1] & 0xff) << 8) | (frames[at + 2] & 0xff);
+      int type = frames[at + 3];
+      if (type == 3 || type == 7) {
+        return true;
+      }
+      at += 9 + length;
+    }
+    return false;
+  }
+
+  /** A HEADERS frame of a ServerLive call that also carries the header {@code extra}. */
+  private static byte[] headers(int stream, String extra) {
+    ByteArrayOutputStream block = new ByteArrayOutputStream();
+    block.write(0x83); // :method POST (static table 3)
+    block.write(0x86); // :scheme http (6)
+    literal(block, 0x04, null, "/inference.GRPCInferenceService/ServerLive"); // :path (4)
+    literal(block, 0x01, null, "localhost"); // :authority (1)
+    block.write(0x0f); // content-type (31 = 15 + 16, a 4-bit prefix)
+    literal(block, 0x10, null, "application/grpc");
+    literal(block, 0x00, "te", "trailers");
+    literal(block, 0x00, extra, "v");
+    return frame(1, 0x4, stream, block.toByteArray()); // END_HEADERS
+  }
+
+  /** A literal header field without indexing (name by index when {@code name} is null). */
+  private static void literal(ByteArrayOutputStream b, int first, String name, String value) {
+    b.write(first);
+    if (name != null) {
+      string(b, name);
+    }
+    string(b, value);
+  }
+
+  private static void string(ByteArrayOutputStream b, String s) {
+    byte[] bytes = s.getBytes(StandardCharsets.US_ASCII);
+    b.write(bytes.length); // under 127: one byte, not Huffman-coded
+    b.writeBytes(bytes);
+  }
+
+  /** A DATA frame with END_STREAM holding an empty gRPC message. */
+  private static byte[] data(int stream) {
+    return frame(0, 0x1, stream, new byte[5]);
+  }
+
+  private static byte[] frame(int type, int flags, int stream, byte[] payload) {
+    return ByteBuffer.allocate(9 + payload.length)
+        .put((byte) (payload.length >>> 16))
+        .put((byte) (payload.length >>> 8))
+        .put((byte) payload.length)
+        .put((byte) type)
+        .put((byte) flags)
+        .putInt(stream)
+        .put(payload)
+        .array();
   }
 }
