@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -96,34 +97,37 @@ class LogFormatIT {
   void brokenHttp2OnTheGrpcPort_isAnsweredOnTheWire_andLogsNothing() throws Exception {
     // before, each broken connection added a WARN and an INFO line with full stack traces,
     // about 7 kB of log for 70 bytes sent
-    serve(
-        List.of("--grpc-port", "0"),
-        jar -> {
-          Matcher grpc = GRPC_PORT.matcher(jar.stdout());
-          assertThat(grpc.find()).as("stdout %s", jar.stdout()).isTrue();
-          int port = Integer.parseInt(grpc.group(1));
-          long before = Files.size(jar.stderr());
-          for (int i = 0; i < 20; i++) {
-            // a header name in upper case: a stream error
-            assertThat(refused(port, headers(1, "X-Upper"), data(1)))
-                .as("RST_STREAM or GOAWAY for an upper-case header name")
-                .isTrue();
-            // DATA on stream 0: a connection error
-            assertThat(refused(port, data(0))).as("GOAWAY for DATA on stream 0").isTrue();
-          }
-          String url = jar.stdout().substring(jar.stdout().indexOf("http://")).split("\\s")[0];
-          HttpResponse<String> ready =
-              HttpClient.newHttpClient()
-                  .send(
-                      HttpRequest.newBuilder(URI.create(url + "/v2/health/ready"))
-                          .timeout(Duration.ofSeconds(10))
-                          .build(),
-                      HttpResponse.BodyHandlers.ofString());
-          assertThat(ready.statusCode()).isEqualTo(200);
-          assertThat(Files.readString(jar.stderr()).substring((int) before))
-              .as("log written for 40 broken connections")
-              .isEmpty();
-        });
+    int[] startupLines = new int[1];
+    List<String> log =
+        serve(
+            List.of("--grpc-port", "0"),
+            jar -> {
+              Matcher grpc = GRPC_PORT.matcher(jar.stdout());
+              assertThat(grpc.find()).as("stdout %s", jar.stdout()).isTrue();
+              int port = Integer.parseInt(grpc.group(1));
+              startupLines[0] = Files.readAllLines(jar.stderr(), StandardCharsets.UTF_8).size();
+              for (int i = 0; i < 20; i++) {
+                // a header name in upper case: a stream error
+                assertThat(refused(port, headers(1, "X-Upper"), data(1)))
+                    .as("RST_STREAM or GOAWAY for an upper-case header name")
+                    .isTrue();
+                // DATA on stream 0: a connection error
+                assertThat(refused(port, data(0))).as("GOAWAY for DATA on stream 0").isTrue();
+              }
+              String url = jar.stdout().substring(jar.stdout().indexOf("http://")).split("\\s")[0];
+              HttpResponse<String> ready =
+                  HttpClient.newHttpClient()
+                      .send(
+                          HttpRequest.newBuilder(URI.create(url + "/v2/health/ready"))
+                              .timeout(Duration.ofSeconds(10))
+                              .build(),
+                          HttpResponse.BodyHandlers.ofString());
+              assertThat(ready.statusCode()).isEqualTo(200);
+            });
+    // read after the stop, so lines logged a moment late count too
+    assertThat(log.subList(Math.min(startupLines[0], log.size()), log.size()))
+        .as("log after startup, with 40 broken connections")
+        .noneMatch(line -> line.contains("io.grpc") || line.contains("Exception"));
   }
 
   /** What a test sees of the running jar: its stdout so far and the file its stderr goes to. */
@@ -200,8 +204,12 @@ class LogFormatIT {
       whileServing.run(new Running(Files.readString(out), err));
     } finally {
       process.toHandle().destroy(); // SIGTERM: a graceful stop
-      if (!process.waitFor(60, TimeUnit.SECONDS)) {
-        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      try {
+        process.waitFor(60, TimeUnit.SECONDS);
+      } finally { // also when the test's timeout interrupts the wait
+        if (process.isAlive()) {
+          process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
       }
     }
     List<String> lines = new ArrayList<>();
@@ -237,7 +245,7 @@ class LogFormatIT {
             return true;
           }
         }
-      } catch (SocketTimeoutException | java.net.SocketException e) {
+      } catch (SocketTimeoutException | SocketException e) {
         // no answer in time, or the connection was reset: judged by what came before
       }
       return closes(answer.toByteArray());

@@ -529,20 +529,25 @@ public enum Datatype {
     return Array.getLength(data) * elementBytes;
   }
 
-  /** Writes {@code data} in binary layout to {@code dst}, which must be little-endian. */
+  /**
+   * Writes {@code data} in binary layout to {@code dst}, which must be little-endian: exactly
+   * {@link #binarySize} bytes, or it throws (a receiver would read a shortfall as data).
+   */
   public void toBinary(Object data, ByteBuffer dst) {
+    int start = dst.position();
     encode(data, dst);
+    int written = dst.position() - start;
+    int announced = binarySize(data);
+    if (written != announced) {
+      throw new IllegalStateException(
+          this + " wrote " + written + " bytes where its binary size is " + announced);
+    }
   }
 
   /** {@code data} in binary layout, in a new array of exactly {@link #binarySize} bytes. */
   public byte[] toBinary(Object data) {
     byte[] out = new byte[binarySize(data)];
-    ByteBuffer dst = ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
-    encode(data, dst);
-    if (dst.hasRemaining()) { // a receiver would read the padding as data
-      throw new IllegalStateException(
-          this + " wrote " + dst.position() + " of the " + out.length + " bytes it announced");
-    }
+    toBinary(data, ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN));
     return out;
   }
 
@@ -581,14 +586,28 @@ public enum Datatype {
     if (name == null) {
       throw new InvalidInputException("datatype is missing");
     }
-    try {
-      return valueOf(name.trim().toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
+    Datatype d = tryParse(name);
+    if (d == null) {
       throw new InvalidInputException(
           "unsupported datatype '"
               + name
               + "'; supported: BOOL, UINT8, INT8, INT16, INT32, INT64, FP32, FP64, BYTES");
     }
+    return d;
+  }
+
+  /** As {@link #parse}, but null for a null, unknown or unsupported name; throws nothing. */
+  public static Datatype tryParse(String name) {
+    if (name == null) {
+      return null;
+    }
+    String upper = name.trim().toUpperCase(Locale.ROOT);
+    for (Datatype d : values()) {
+      if (d.name().equals(upper)) {
+        return d;
+      }
+    }
+    return null;
   }
 
   /**
@@ -607,7 +626,7 @@ public enum Datatype {
           throw new InvalidInputException(
               String.format(
                   Locale.ROOT,
-                  "input '%s' element %d holds a lone UTF-16 surrogate (U+%04X) at character %d,"
+                  "tensor '%s' element %d holds a lone UTF-16 surrogate (U+%04X) at character %d,"
                       + " which UTF-8 cannot encode",
                   tensor,
                   i,

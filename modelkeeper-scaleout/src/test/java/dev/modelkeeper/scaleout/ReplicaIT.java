@@ -21,15 +21,7 @@ class ReplicaIT {
     // another process on the replica's port, answering 200 to everything, as a second replica
     // that drew the same port would: the replica cannot bind and exits
     int port = Ports.free();
-    HttpServer other =
-        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
-    other.createContext(
-        "/",
-        exchange -> {
-          exchange.sendResponseHeaders(200, -1);
-          exchange.close();
-        });
-    other.start();
+    HttpServer other = answering200(port);
     Path logs =
         Files.createTempDirectory(Files.createDirectories(Path.of("target", "replica-it")), "run-");
     try (Replica replica =
@@ -37,7 +29,7 @@ class ReplicaIT {
             "r1",
             Project.root().resolve("modelkeeper-cli/target/modelkeeper.jar"),
             port,
-            List.of(),
+            serving(logs),
             logs)) {
       replica.start();
       assertThatThrownBy(() -> replica.awaitReady(Duration.ofSeconds(90)))
@@ -47,5 +39,58 @@ class ReplicaIT {
     } finally {
       other.stop(0);
     }
+  }
+
+  @Test
+  void awaitReady_afterARestart_readsOnlyWhatThisStartWrote() throws Exception {
+    // the log is appended across restarts: the first start's "serving" line must not vouch for
+    // a second start that could not bind
+    int port = Ports.free();
+    Path logs =
+        Files.createTempDirectory(Files.createDirectories(Path.of("target", "replica-it")), "run-");
+    try (Replica replica =
+        new Replica(
+            "r1",
+            Project.root().resolve("modelkeeper-cli/target/modelkeeper.jar"),
+            port,
+            serving(logs),
+            logs)) {
+      replica.start();
+      replica.awaitReady(Duration.ofSeconds(90));
+      replica.kill();
+      HttpServer other = answering200(port);
+      try {
+        replica.start();
+        assertThatThrownBy(() -> replica.awaitReady(Duration.ofSeconds(90)))
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("r1 exited before it was ready")
+            .hasMessageContaining("cannot listen on 127.0.0.1:" + port);
+      } finally {
+        other.stop(0);
+      }
+    }
+  }
+
+  /**
+   * Flags for a replica serving one small generated model from a local folder under {@code dir}.
+   */
+  private static List<String> serving(Path dir) throws java.io.IOException {
+    Path repo = Files.createDirectories(dir.resolve("repository"));
+    GeneratedRepository.write(repo, 1);
+    return List.of("--repository", repo.toString(), "--cache-dir", dir.resolve("cache").toString());
+  }
+
+  /** A server on {@code port} that answers 200 to everything, as another replica would. */
+  private static HttpServer answering200(int port) throws java.io.IOException {
+    HttpServer other =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
+    other.createContext(
+        "/",
+        exchange -> {
+          exchange.sendResponseHeaders(200, -1);
+          exchange.close();
+        });
+    other.start();
+    return other;
   }
 }

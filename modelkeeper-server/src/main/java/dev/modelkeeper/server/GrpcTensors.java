@@ -39,6 +39,11 @@ final class GrpcTensors {
 
   /** The request as the inference path takes it. */
   static InferRequest decode(ModelInferRequest in) {
+    for (ModelInferRequest.InferRequestedOutputTensor o : in.getOutputsList()) {
+      if (o.containsParameters(InferRequestDecoder.CLASSIFICATION)) {
+        throw InferRequestDecoder.classificationRefused("output '" + o.getName() + "'");
+      }
+    }
     boolean raw = in.getRawInputContentsCount() > 0;
     if (raw && in.getRawInputContentsCount() != in.getInputsCount()) {
       throw new InvalidInputException(
@@ -78,9 +83,6 @@ final class GrpcTensors {
     }
     Set<String> outputs = new HashSet<>();
     for (ModelInferRequest.InferRequestedOutputTensor o : in.getOutputsList()) {
-      if (o.containsParameters(InferRequestDecoder.CLASSIFICATION)) {
-        throw InferRequestDecoder.classificationRefused("output '" + o.getName() + "'");
-      }
       outputs.add(o.getName());
     }
     String id = in.getId().isEmpty() ? null : in.getId();
@@ -96,7 +98,7 @@ final class GrpcTensors {
     long elements = 0;
     for (int i = 0; i < in.getInputsCount(); i++) {
       ModelInferRequest.InferInputTensor t = in.getInputs(i);
-      if (isBytes(t.getDatatype())) {
+      if (Datatype.tryParse(t.getDatatype()) == Datatype.BYTES) { // as decode will read it
         elements +=
             i < in.getRawInputContentsCount()
                 ? in.getRawInputContents(i).size() / 4
@@ -104,15 +106,6 @@ final class GrpcTensors {
       }
     }
     return elements * JsonElements.STRING_OVERHEAD_BYTES;
-  }
-
-  /** Whether the decoder will read {@code datatype} as BYTES (it ignores case and spaces). */
-  private static boolean isBytes(String datatype) {
-    try {
-      return Datatype.parse(datatype) == Datatype.BYTES;
-    } catch (InvalidInputException e) {
-      return false; // refused when the tensor is decoded
-    }
   }
 
   /** The response to {@code result}. */

@@ -105,7 +105,8 @@ final class InferRequestDecoder {
             outputs = readOutputs(p, binaryOutputs);
             break;
           case "parameters":
-            binaryByDefault = readFlag(p, "binary_data_output", "the request's 'parameters'");
+            binaryByDefault =
+                readFlag(p, "binary_data_output", "the request's 'parameters'", false);
             break;
           default:
             p.skipChildren();
@@ -207,8 +208,12 @@ final class InferRequestDecoder {
   private record Input(
       String name, Datatype datatype, long[] shape, Tensor tensor, long binarySize) {}
 
-  /** A boolean in a {@code parameters} object (the parser is at its start); false when absent. */
-  private static boolean readFlag(JsonParser p, String key, String where) throws IOException {
+  /**
+   * A boolean in a {@code parameters} object (the parser is at its start); false when absent. In an
+   * output's parameters, {@link #CLASSIFICATION} is answered 400.
+   */
+  private static boolean readFlag(JsonParser p, String key, String where, boolean ofAnOutput)
+      throws IOException {
     if (p.currentToken() == JsonToken.VALUE_NULL) {
       return false;
     }
@@ -224,7 +229,7 @@ final class InferRequestDecoder {
           throw new BadRequestException(where + " '" + key + "' must be true or false");
         }
         value = v == JsonToken.VALUE_TRUE;
-      } else if (field.equals(CLASSIFICATION)) {
+      } else if (ofAnOutput && field.equals(CLASSIFICATION)) {
         throw classificationRefused(where);
       } else {
         p.skipChildren();
@@ -260,7 +265,7 @@ final class InferRequestDecoder {
           if (field.equals("name") && v == JsonToken.VALUE_STRING) {
             name = p.getText();
           } else if (field.equals("parameters") && v == JsonToken.START_OBJECT) {
-            binary = readFlag(p, "binary_data", "outputs[" + i + "].parameters");
+            binary = readFlag(p, "binary_data", "outputs[" + i + "].parameters", true);
           } else {
             p.skipChildren();
           }

@@ -309,7 +309,7 @@ class BinaryTensorDataTest {
                 "{\"inputs\":[{\"name\":\"bytes_in\",\"datatype\":\"BYTES\",\"shape\":[2],"
                     + "\"data\":[\"ok\",\"\\ud800\"]}]}");
     assertThat(r.status()).isEqualTo(400);
-    assertThat(r.error()).contains("input 'bytes_in' element 1 holds a lone UTF-16 surrogate");
+    assertThat(r.error()).contains("tensor 'bytes_in' element 1 holds a lone UTF-16 surrogate");
   }
 
   @Test

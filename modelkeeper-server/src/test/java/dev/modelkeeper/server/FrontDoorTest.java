@@ -13,6 +13,7 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -97,7 +98,7 @@ class FrontDoorTest {
               new String[] {"Content-Encoding: identity", "Content-Encoding: gzip"},
               new String[] {"Content-Encoding: identity, gzip"})) {
         try (RawHttp raw = RawHttp.connect(server.port())) {
-          List<String> lines = new java.util.ArrayList<>(List.of(headers));
+          List<String> lines = new ArrayList<>(List.of(headers));
           lines.add("Content-Type: application/json");
           lines.add("Content-Length: " + X.length());
           raw.send(RawHttp.post(INFER, lines.toArray(new String[0])) + X);

@@ -9,6 +9,7 @@ import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub;
+import dev.modelkeeper.server.grpc.InferParameter;
 import dev.modelkeeper.server.grpc.InferTensorContents;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
 import dev.modelkeeper.server.grpc.ModelInferResponse;
@@ -222,6 +223,19 @@ class GrpcEndpointTest {
     ModelInferRequest.Builder b = ModelInferRequest.newBuilder().setModelName("iris");
     typed(b, "input", "FP32", InferTensorContents.newBuilder().addIntContents(1));
     assertThat(code(() -> grpc.modelInfer(b.build()))).isEqualTo(Status.Code.INVALID_ARGUMENT);
+  }
+
+  @Test
+  void modelInfer_classificationOfAnOutput_isInvalidArgument() {
+    ModelInferRequest request =
+        iris(1, floats(1, 2, 3, 4))
+            .addOutputs(
+                ModelInferRequest.InferRequestedOutputTensor.newBuilder()
+                    .setName("probabilities")
+                    .putParameters(
+                        "classification", InferParameter.newBuilder().setInt64Param(2).build()))
+            .build();
+    assertThat(code(() -> grpc.modelInfer(request))).isEqualTo(Status.Code.INVALID_ARGUMENT);
   }
 
   @Test

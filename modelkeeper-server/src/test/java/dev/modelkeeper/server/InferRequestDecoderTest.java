@@ -72,6 +72,19 @@ class InferRequestDecoderTest {
   }
 
   @Test
+  void parseInfer_classificationOfAnOutput_isRefused_aRequestParameterOfThatNameIsNot() {
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "{\"inputs\": [], \"outputs\": [{\"name\": \"p\","
+                        + " \"parameters\": {\"binary_data\": true, \"classification\": 2}}]}"))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("outputs[0].parameters asks for 'classification'");
+    assertThat(parse("{\"inputs\": [], \"parameters\": {\"classification\": 2}}").outputs())
+        .isEmpty();
+  }
+
+  @Test
   void parseInfer_negativeDimension_showsTheShapeUpToIt() {
     assertThatThrownBy(() -> one("x", "FP32", "[-1, 4]", "[1, 2, 3, 4]"))
         .isInstanceOf(InvalidInputException.class)
