@@ -22,20 +22,9 @@ class ReplicaIT {
     // that drew the same port would: the replica cannot bind and exits
     int port = Ports.free();
     HttpServer other = answering200(port);
-    Path logs =
-        Files.createTempDirectory(Files.createDirectories(Path.of("target", "replica-it")), "run-");
-    try (Replica replica =
-        new Replica(
-            "r1",
-            Project.root().resolve("modelkeeper-cli/target/modelkeeper.jar"),
-            port,
-            serving(logs),
-            logs)) {
+    try (Replica replica = replica(port)) {
       replica.start();
-      assertThatThrownBy(() -> replica.awaitReady(Duration.ofSeconds(90)))
-          .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("r1 exited before it was ready")
-          .hasMessageContaining("cannot listen on 127.0.0.1:" + port);
+      assertExitsUnableToBind(replica, port);
     } finally {
       other.stop(0);
     }
@@ -46,29 +35,37 @@ class ReplicaIT {
     // the log is appended across restarts: the first start's "serving" line must not vouch for
     // a second start that could not bind
     int port = Ports.free();
-    Path logs =
-        Files.createTempDirectory(Files.createDirectories(Path.of("target", "replica-it")), "run-");
-    try (Replica replica =
-        new Replica(
-            "r1",
-            Project.root().resolve("modelkeeper-cli/target/modelkeeper.jar"),
-            port,
-            serving(logs),
-            logs)) {
+    try (Replica replica = replica(port)) {
       replica.start();
       replica.awaitReady(Duration.ofSeconds(90));
       replica.kill();
       HttpServer other = answering200(port);
       try {
         replica.start();
-        assertThatThrownBy(() -> replica.awaitReady(Duration.ofSeconds(90)))
-            .isInstanceOf(IllegalStateException.class)
-            .hasMessageContaining("r1 exited before it was ready")
-            .hasMessageContaining("cannot listen on 127.0.0.1:" + port);
+        assertExitsUnableToBind(replica, port);
       } finally {
         other.stop(0);
       }
     }
+  }
+
+  private static void assertExitsUnableToBind(Replica replica, int port) {
+    assertThatThrownBy(() -> replica.awaitReady(Duration.ofSeconds(90)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("r1 exited before it was ready")
+        .hasMessageContaining("cannot listen on 127.0.0.1:" + port);
+  }
+
+  /** Replica r1 of the packaged jar on {@code port} (not started), its log in a new folder. */
+  private static Replica replica(int port) throws java.io.IOException {
+    Path logs =
+        Files.createTempDirectory(Files.createDirectories(Path.of("target", "replica-it")), "run-");
+    return new Replica(
+        "r1",
+        Project.root().resolve("modelkeeper-cli/target/modelkeeper.jar"),
+        port,
+        serving(logs),
+        logs);
   }
 
   /**
