@@ -6,18 +6,11 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelkeeper.onnx.demo.DemoRepository;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.Socket;
-import java.net.SocketException;
-import java.net.SocketTimeoutException;
+import dev.modelkeeper.server.support.RawHttp2;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,8 +44,6 @@ class LogFormatIT {
           "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}(Z|[+-]\\d\\d:\\d\\d)"
               + " (TRACE|DEBUG|INFO |WARN |ERROR) \\[[^\\]]+\\] (\\S+) - .*");
   private static final Pattern GRPC_PORT = Pattern.compile("gRPC: +127\\.0\\.0\\.1:(\\d+)");
-  private static final byte[] PREFACE =
-      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
   private static final List<String> LIBRARIES =
       List.of("dev.modelkeeper.core.", "dev.modelkeeper.onnx.", "dev.modelkeeper.server.");
 
@@ -107,12 +98,19 @@ class LogFormatIT {
               int port = Integer.parseInt(grpc.group(1));
               startupLines[0] = Files.readAllLines(jar.stderr(), StandardCharsets.UTF_8).size();
               for (int i = 0; i < 20; i++) {
-                // a header name in upper case: a stream error
-                assertThat(refused(port, headers(1, "X-Upper"), data(1)))
-                    .as("RST_STREAM or GOAWAY for an upper-case header name")
-                    .isTrue();
-                // DATA on stream 0: a connection error
-                assertThat(refused(port, data(0))).as("GOAWAY for DATA on stream 0").isTrue();
+                try (RawHttp2 h2 = RawHttp2.connect(port, Duration.ofSeconds(3))) {
+                  // a header name in upper case: a stream error
+                  int call =
+                      h2.openCall("/inference.GRPCInferenceService/ServerLive", "X-Upper", "v");
+                  h2.sendMessage(call, new byte[0]);
+                  assertThat(h2.awaitEnd(call) || h2.closedByServer())
+                      .as("RST_STREAM or GOAWAY for an upper-case header name")
+                      .isTrue();
+                }
+                try (RawHttp2 h2 = RawHttp2.connect(port, Duration.ofSeconds(3))) {
+                  h2.sendMessage(0, new byte[0]); // DATA on stream 0: a connection error
+                  assertThat(h2.closedByServer()).as("GOAWAY for DATA on stream 0").isTrue();
+                }
               }
               String url = jar.stdout().substring(jar.stdout().indexOf("http://")).split("\\s")[0];
               HttpResponse<String> ready =
@@ -219,96 +217,5 @@ class LogFormatIT {
       }
     }
     return lines;
-  }
-
-  /**
-   * Sends the preface, empty SETTINGS and {@code frames}; whether the server answered with
-   * RST_STREAM or GOAWAY within 3 s.
-   */
-  private static boolean refused(int port, byte[]... frames) throws Exception {
-    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
-      s.setSoTimeout(3000);
-      OutputStream o = s.getOutputStream();
-      o.write(PREFACE);
-      o.write(frame(4, 0, 0, new byte[0]));
-      for (byte[] f : frames) {
-        o.write(f);
-      }
-      o.flush();
-      ByteArrayOutputStream answer = new ByteArrayOutputStream();
-      InputStream in = s.getInputStream();
-      byte[] buf = new byte[4096];
-      try {
-        for (int n; (n = in.read(buf)) > 0; ) {
-          answer.write(buf, 0, n);
-          if (closes(answer.toByteArray())) {
-            return true;
-          }
-        }
-      } catch (SocketTimeoutException | SocketException e) {
-        // no answer in time, or the connection was reset: judged by what came before
-      }
-      return closes(answer.toByteArray());
-    }
-  }
-
-  /** Whether the server's frames so far include RST_STREAM (3) or GOAWAY (7). */
-  private static boolean closes(byte[] frames) {
-    for (int at = 0; at + 9 <= frames.length; ) {
-      int length =
-          ((frames[at] & 0xff) << 16) | ((frames[at + 1] & 0xff) << 8) | (frames[at + 2] & 0xff);
-      int type = frames[at + 3];
-      if (type == 3 || type == 7) {
-        return true;
-      }
-      at += 9 + length;
-    }
-    return false;
-  }
-
-  /** A HEADERS frame of a ServerLive call that also carries the header {@code extra}. */
-  private static byte[] headers(int stream, String extra) {
-    ByteArrayOutputStream block = new ByteArrayOutputStream();
-    block.write(0x83); // :method POST (static table 3)
-    block.write(0x86); // :scheme http (6)
-    literal(block, 0x04, null, "/inference.GRPCInferenceService/ServerLive"); // :path (4)
-    literal(block, 0x01, null, "localhost"); // :authority (1)
-    block.write(0x0f); // content-type (31 = 15 + 16, a 4-bit prefix)
-    literal(block, 0x10, null, "application/grpc");
-    literal(block, 0x00, "te", "trailers");
-    literal(block, 0x00, extra, "v");
-    return frame(1, 0x4, stream, block.toByteArray()); // END_HEADERS
-  }
-
-  /** A literal header field without indexing (name by index when {@code name} is null). */
-  private static void literal(ByteArrayOutputStream b, int first, String name, String value) {
-    b.write(first);
-    if (name != null) {
-      string(b, name);
-    }
-    string(b, value);
-  }
-
-  private static void string(ByteArrayOutputStream b, String s) {
-    byte[] bytes = s.getBytes(StandardCharsets.US_ASCII);
-    b.write(bytes.length); // under 127: one byte, not Huffman-coded
-    b.writeBytes(bytes);
-  }
-
-  /** A DATA frame with END_STREAM holding an empty gRPC message. */
-  private static byte[] data(int stream) {
-    return frame(0, 0x1, stream, new byte[5]);
-  }
-
-  private static byte[] frame(int type, int flags, int stream, byte[] payload) {
-    return ByteBuffer.allocate(9 + payload.length)
-        .put((byte) (payload.length >>> 16))
-        .put((byte) (payload.length >>> 8))
-        .put((byte) payload.length)
-        .put((byte) type)
-        .put((byte) flags)
-        .putInt(stream)
-        .put(payload)
-        .array();
   }
 }

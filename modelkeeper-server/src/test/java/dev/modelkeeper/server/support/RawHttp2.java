@@ -72,8 +72,11 @@ public final class RawHttp2 implements AutoCloseable {
     }
   }
 
-  /** Opens a gRPC call to {@code path} by sending its headers only; returns its stream id. */
-  public int openCall(String path) throws IOException {
+  /**
+   * Opens a gRPC call to {@code path} by sending its headers only, plus {@code extra} (name, value,
+   * name, value...) as given, upper case included; returns its stream id.
+   */
+  public int openCall(String path, String... extra) throws IOException {
     ByteArrayOutputStream block = new ByteArrayOutputStream();
     literal(block, ":method", "POST");
     literal(block, ":scheme", "http");
@@ -81,6 +84,9 @@ public final class RawHttp2 implements AutoCloseable {
     literal(block, ":authority", "127.0.0.1");
     literal(block, "content-type", "application/grpc");
     literal(block, "te", "trailers");
+    for (int i = 0; i + 1 < extra.length; i += 2) {
+      literal(block, extra[i], extra[i + 1]);
+    }
     int stream = nextStream;
     nextStream += 2;
     frame(HEADERS, END_HEADERS, stream, block.toByteArray());
@@ -98,7 +104,10 @@ public final class RawHttp2 implements AutoCloseable {
     }
   }
 
-  /** Sends {@code message} as one whole gRPC message on {@code stream} and ends the stream. */
+  /**
+   * Sends {@code message} as one whole gRPC message on {@code stream} and ends the stream (stream
+   * 0, the connection's own, is a protocol error).
+   */
   public void sendMessage(int stream, byte[] message) throws IOException {
     ByteBuffer whole = ByteBuffer.allocate(5 + message.length).put((byte) 0).putInt(message.length);
     byte[] bytes = whole.put(message).array();
