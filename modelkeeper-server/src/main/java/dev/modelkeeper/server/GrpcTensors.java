@@ -39,10 +39,12 @@ final class GrpcTensors {
 
   /** The request as the inference path takes it. */
   static InferRequest decode(ModelInferRequest in) {
+    Set<String> outputs = new HashSet<>(); // read first: a refused output costs no decoding
     for (ModelInferRequest.InferRequestedOutputTensor o : in.getOutputsList()) {
       if (o.containsParameters(InferRequestDecoder.CLASSIFICATION)) {
         throw InferRequestDecoder.classificationRefused("output '" + o.getName() + "'");
       }
+      outputs.add(o.getName());
     }
     boolean raw = in.getRawInputContentsCount() > 0;
     if (raw && in.getRawInputContentsCount() != in.getInputsCount()) {
@@ -80,10 +82,6 @@ final class GrpcTensors {
       if (inputs.put(name, tensor) != null) {
         throw new InvalidInputException("input '" + name + "' is given more than once");
       }
-    }
-    Set<String> outputs = new HashSet<>();
-    for (ModelInferRequest.InferRequestedOutputTensor o : in.getOutputsList()) {
-      outputs.add(o.getName());
     }
     String id = in.getId().isEmpty() ? null : in.getId();
     // raw answers unless the request used typed contents only
