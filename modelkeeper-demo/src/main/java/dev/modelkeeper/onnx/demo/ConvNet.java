@@ -1,9 +1,9 @@
 package dev.modelkeeper.onnx.demo;
 
 import dev.modelkeeper.onnx.Datatype;
+import dev.modelkeeper.onnx.writer.FloatGenerator;
 import dev.modelkeeper.onnx.writer.OnnxGraphBuilder;
 import java.util.List;
-import java.util.SplittableRandom;
 
 /**
  * A small convolutional image classifier with seeded random weights, heavy enough that a single run
@@ -15,7 +15,8 @@ import java.util.SplittableRandom;
  *
  * <p>As in most image classifiers, the dense head holds almost all the weights (64 MiB, more than a
  * processor's caches hold), so a single-row run (1 to 2 ms here) is bound by reading them, and one
- * batched run reads them once for all its rows. Stateless and thread-safe.
+ * batched run reads them once for all its rows. Stateless and thread-safe; the builder {@link
+ * #graph} returns generates the weights while the model is written, so writing holds none of them.
  */
 public final class ConvNet {
 
@@ -45,10 +46,11 @@ public final class ConvNet {
 
   /**
    * The ONNX graph, with weights drawn (He-style, ±√(6/fan-in)) by a generator seeded with {@code
-   * seed}.
+   * seed}, in the order of the initializers. The weights are drawn each time the builder writes the
+   * model.
    */
   public static OnnxGraphBuilder graph(String graphName, long seed) {
-    SplittableRandom random = new SplittableRandom(seed);
+    SeededDraws random = new SeededDraws(seed);
     OnnxGraphBuilder g =
         new OnnxGraphBuilder(graphName)
             .docString("convolutional image classifier 3x64x64 -> 10 with random weights")
@@ -97,7 +99,7 @@ public final class ConvNet {
 
   /** {@code out = in · Wᵀ + b} as one Gemm with a {@code [units, fanIn]} weight. */
   private static void dense(
-      OnnxGraphBuilder g, SplittableRandom random, String name, String in, int fanIn, int units) {
+      OnnxGraphBuilder g, SeededDraws random, String name, String in, int fanIn, int units) {
     g.initializer(name + "_w", new long[] {units, fanIn}, uniform(random, units * fanIn, fanIn));
     g.initializer(name + "_b", new long[] {units}, uniform(random, units, 100));
     g.node(
@@ -107,12 +109,7 @@ public final class ConvNet {
         OnnxGraphBuilder.intAttr("transB", 1));
   }
 
-  private static float[] uniform(SplittableRandom random, int count, int fanIn) {
-    double bound = Math.sqrt(6.0 / fanIn);
-    float[] w = new float[count];
-    for (int i = 0; i < count; i++) {
-      w[i] = (float) random.nextDouble(-bound, bound);
-    }
-    return w;
+  private static FloatGenerator uniform(SeededDraws random, int count, int fanIn) {
+    return random.uniform(count, Math.sqrt(6.0 / fanIn));
   }
 }

@@ -82,9 +82,13 @@ public final class DemoRepository {
   private DemoRepository() {}
 
   /**
-   * Makes {@code dir} hold the demo repository and returns it; models already there are kept.
-   * Creates {@code dir} when absent. Each model file appears atomically, and the call returns only
-   * when all of them are present.
+   * Makes {@code dir} hold the demo repository and returns it. Creates {@code dir} when absent.
+   * Each file appears atomically (written to a temporary file, then renamed), and the call returns
+   * only when all of them are present. A complete repository is reused untouched; one left
+   * incomplete (a crash or kill part way) or written by an older version is repaired: files that
+   * are already right are kept, missing or different ones are written again, abandoned temporary
+   * files are deleted. Models are streamed to disk, so writing needs little heap beyond what a
+   * model's generator holds (the convnet's 64 MiB of weights are generated while they are written).
    *
    * @throws UncheckedIOException when the folder cannot be written
    */
@@ -99,15 +103,15 @@ public final class DemoRepository {
                     StandardOpenOption.CREATE,
                     StandardOpenOption.WRITE);
             FileLock lock = ch.lock()) {
-          // a marker of another format: an older version's models, every file written again; no
-          // marker: an interrupted run of this version, the missing files written
-          boolean older = Files.exists(marker);
-          if (older && MARKER_CONTENT.equals(Files.readString(marker, StandardCharsets.UTF_8))) {
+          // the marker, written last, says the folder is complete; without it (a first run, a run
+          // that crashed or was killed) or with another format's (an older version's models), every
+          // file is checked and the missing or different ones are written again
+          if (RepositoryFiles.holds(marker, MARKER_CONTENT.getBytes(StandardCharsets.UTF_8))) {
             return dir;
           }
+          RepositoryFiles.deleteAbandonedTempFiles(dir);
           SoftmaxRegression iris = IrisClassifier.train();
           write(
-              older,
               dir,
               "iris",
               "1",
@@ -118,28 +122,24 @@ public final class DemoRepository {
                   IrisDataset.SPECIES,
                   -1));
           write(
-              older,
               dir,
               "mlp-small",
               "1",
               () -> MLP_SMALL_V1.build().toOnnx("mlp-small"),
               new ModelConfig("Small random MLP 8-16-4", List.of(), -1));
           write(
-              older,
               dir,
               "mlp-small",
               "2",
               () -> MLP_SMALL_V2.build().toOnnx("mlp-small"),
               new ModelConfig("Small random MLP 8-32-4", List.of(), -1));
           write(
-              older,
               dir,
               "mlp-medium",
               "1",
               () -> MLP_MEDIUM.build().toOnnx("mlp-medium"),
               new ModelConfig("Random MLP 64-256-256-16", List.of(), -1));
           write(
-              older,
               dir,
               "types",
               "1",
@@ -149,7 +149,6 @@ public final class DemoRepository {
                   List.of(),
                   -1));
           write(
-              older,
               dir,
               "convnet",
               "1",
@@ -160,8 +159,10 @@ public final class DemoRepository {
                   List.of(),
                   -1,
                   CONVNET_EXECUTION));
-          Manifest.writeTo(dir);
-          Files.writeString(marker, MARKER_CONTENT, StandardCharsets.UTF_8);
+          RepositoryFiles.writeAtomically(
+              dir.resolve(Manifest.FILE_NAME),
+              Manifest.write(dir).getBytes(StandardCharsets.UTF_8));
+          RepositoryFiles.writeAtomically(marker, MARKER_CONTENT.getBytes(StandardCharsets.UTF_8));
           return dir;
         }
       }
@@ -175,30 +176,24 @@ public final class DemoRepository {
     return materialize(Path.of(System.getProperty("java.io.tmpdir"), "modelkeeper-demo-1"));
   }
 
-  /** Writes one model and its config; files already there are kept unless {@code replace}. */
+  /**
+   * Makes {@code root/name/version} hold the model and its config: a file that is missing or holds
+   * anything else is written (atomically); a file that is already right is kept as it is.
+   */
   private static void write(
-      boolean replace,
-      Path root,
-      String name,
-      String version,
-      Supplier<OnnxGraphBuilder> graph,
-      ModelConfig config)
+      Path root, String name, String version, Supplier<OnnxGraphBuilder> graph, ModelConfig config)
       throws IOException {
     Path dir = root.resolve(name).resolve(version);
     Files.createDirectories(dir);
     Path configFile = dir.resolve(ModelConfig.FILE_NAME);
-    if (replace || !Files.exists(configFile)) {
-      Path tmp = Files.createTempFile(dir, ".config-", ".tmp");
-      Files.writeString(tmp, config.toJson(), StandardCharsets.UTF_8);
-      Files.move(
-          tmp,
-          configFile,
-          java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    byte[] configJson = config.toJson().getBytes(StandardCharsets.UTF_8);
+    if (!RepositoryFiles.holds(configFile, configJson)) {
+      RepositoryFiles.writeAtomically(configFile, configJson);
     }
     Path model = dir.resolve(ModelRepository.MODEL_FILE);
-    if (replace || !Files.exists(model)) {
-      graph.get().writeTo(model);
+    OnnxGraphBuilder builder = graph.get();
+    if (!RepositoryFiles.holds(model, builder)) {
+      builder.writeTo(model);
     }
   }
 }

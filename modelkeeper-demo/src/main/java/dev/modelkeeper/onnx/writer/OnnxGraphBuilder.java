@@ -1,20 +1,26 @@
 package dev.modelkeeper.onnx.writer;
 
 import dev.modelkeeper.onnx.Datatype;
+import java.io.BufferedOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
 /**
  * Builds a single-graph ONNX model (IR version 8, default-domain opset 13) and serializes it to the
- * ONNX protobuf format with ModelKeeper's own encoder. Not thread-safe: one builder per model.
+ * ONNX protobuf format with ModelKeeper's own encoder. Not thread-safe: one builder per model,
+ * built and written by one thread at a time.
  *
  * <p>Example, {@code y = relu(x·W + b)}:
  *
@@ -31,6 +37,11 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>A dimension of {@code -1} in an input or output becomes a symbolic (dynamic) dimension.
+ *
+ * <p>{@link #writeTo(Path)} and {@link #writeTo(OutputStream)} stream the model: each embedded
+ * message's length is computed first, then the fields are written straight to the stream, so
+ * writing holds no copy of the weights (FP32 initializers keep the caller's array, or generate
+ * their values while they are written). {@link #toByteArray()} encodes the same bytes in memory.
  */
 public final class OnnxGraphBuilder {
 
@@ -87,6 +98,9 @@ public final class OnnxGraphBuilder {
   private static final int DIM_VALUE = 1;
   private static final int DIM_PARAM = 2;
 
+  /** The output buffer of {@link #writeTo(Path)}. */
+  private static final int FILE_BUFFER_BYTES = 1 << 16;
+
   /**
    * A node attribute; build with {@link #intAttr}, {@link #intsAttr} or {@link #floatAttr}.
    * Immutable and thread-safe.
@@ -108,10 +122,10 @@ public final class OnnxGraphBuilder {
   }
 
   private final String graphName;
-  private final List<ProtoWriter> nodes = new ArrayList<>();
-  private final List<ProtoWriter> initializers = new ArrayList<>();
-  private final List<ProtoWriter> inputs = new ArrayList<>();
-  private final List<ProtoWriter> outputs = new ArrayList<>();
+  private final List<ProtoMessage> nodes = new ArrayList<>();
+  private final List<ProtoMessage> initializers = new ArrayList<>();
+  private final List<ProtoMessage> inputs = new ArrayList<>();
+  private final List<ProtoMessage> outputs = new ArrayList<>();
   private String docString = "";
   private long modelVersion = 1;
 
@@ -159,12 +173,31 @@ public final class OnnxGraphBuilder {
     return this;
   }
 
-  /** A constant FP32 tensor, stored little-endian in {@code raw_data}. */
+  /**
+   * A constant FP32 tensor, stored little-endian in {@code raw_data}. The array is not copied:
+   * leave it unchanged until the model has been written for the last time.
+   */
   public OnnxGraphBuilder initializer(String name, long[] dims, float[] data) {
     checkCount(name, dims, data.length);
-    ByteBuffer bb = ByteBuffer.allocate(data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-    bb.asFloatBuffer().put(data);
-    return initializer(name, Datatype.FP32, dims, bb.array());
+    return initializer(
+        name, dims, (first, into, count) -> System.arraycopy(data, (int) first, into, 0, count));
+  }
+
+  /**
+   * A constant FP32 tensor of {@code dims} whose values {@code values} produces while the model is
+   * written, stored little-endian in {@code raw_data}; a large generated tensor is then never held
+   * in memory.
+   */
+  public OnnxGraphBuilder initializer(String name, long[] dims, FloatGenerator values) {
+    Objects.requireNonNull(values, "values");
+    long count = elementCount(name, dims);
+    if (count > ProtoMessage.MAX_ARRAY_LENGTH / Float.BYTES) {
+      throw new IllegalArgumentException("initializer '" + name + "' is larger than 2 GiB");
+    }
+    initializers.add(
+        tensorHeader(name, Datatype.FP32, dims)
+            .lengthDelimited(TENSOR_RAW_DATA, new FloatRawData(count, values)));
+    return this;
   }
 
   /** A constant INT64 tensor, stored little-endian in {@code raw_data}. */
@@ -172,13 +205,14 @@ public final class OnnxGraphBuilder {
     checkCount(name, dims, data.length);
     ByteBuffer bb = ByteBuffer.allocate(data.length * 8).order(ByteOrder.LITTLE_ENDIAN);
     bb.asLongBuffer().put(data);
-    return initializer(name, Datatype.INT64, dims, bb.array());
+    initializers.add(tensorHeader(name, Datatype.INT64, dims).bytes(TENSOR_RAW_DATA, bb.array()));
+    return this;
   }
 
   /** A node of the default domain; it is named {@code <opType>_<index>}. */
   public OnnxGraphBuilder node(
       String opType, List<String> nodeInputs, List<String> nodeOutputs, Attribute... attributes) {
-    ProtoWriter n = new ProtoWriter();
+    ProtoMessage n = new ProtoMessage();
     for (String in : nodeInputs) {
       n.string(NODE_INPUT, in);
     }
@@ -188,7 +222,7 @@ public final class OnnxGraphBuilder {
     n.string(NODE_NAME, opType + "_" + nodes.size());
     n.string(NODE_OP_TYPE, opType);
     for (Attribute a : attributes) {
-      ProtoWriter aw = new ProtoWriter().string(ATTR_NAME, a.name);
+      ProtoMessage aw = new ProtoMessage().string(ATTR_NAME, a.name);
       if (a.intsValue != null) {
         for (long v : a.intsValue) {
           aw.int64(ATTR_INTS, v);
@@ -205,46 +239,42 @@ public final class OnnxGraphBuilder {
     return this;
   }
 
-  /** The serialized {@code ModelProto}. */
+  /** The serialized {@code ModelProto}, encoded in memory; see {@link #writeTo(Path)}. */
   public byte[] toByteArray() {
-    ProtoWriter graph = new ProtoWriter();
-    for (ProtoWriter n : nodes) {
-      graph.message(GRAPH_NODE, n);
-    }
-    graph.string(GRAPH_NAME, graphName);
-    for (ProtoWriter t : initializers) {
-      graph.message(GRAPH_INITIALIZER, t);
-    }
-    for (ProtoWriter i : inputs) {
-      graph.message(GRAPH_INPUT, i);
-    }
-    for (ProtoWriter o : outputs) {
-      graph.message(GRAPH_OUTPUT, o);
-    }
-    ProtoWriter model =
-        new ProtoWriter()
-            .int64(MODEL_IR_VERSION, IR_VERSION)
-            .string(MODEL_PRODUCER_NAME, "modelkeeper")
-            .string(MODEL_PRODUCER_VERSION, "1")
-            .int64(MODEL_MODEL_VERSION, modelVersion);
-    if (!docString.isEmpty()) {
-      model.string(MODEL_DOC_STRING, docString);
-    }
-    model.message(MODEL_GRAPH, graph);
-    model.message(
-        MODEL_OPSET_IMPORT, new ProtoWriter().string(OPSET_DOMAIN, "").int64(OPSET_VERSION, OPSET));
-    return model.toByteArray();
+    return model().toByteArray();
   }
 
-  /** Writes the model to {@code file} through a temporary file and an atomic rename. */
+  /**
+   * Streams the serialized {@code ModelProto} to {@code out}, which is neither flushed nor closed;
+   * give it a buffered stream.
+   *
+   * @throws IllegalStateException when the model is larger than protobuf's 2 GiB limit
+   */
+  public void writeTo(OutputStream out) throws IOException {
+    ProtoMessage model = model();
+    if (model.length() > ProtoMessage.MAX_ARRAY_LENGTH) {
+      throw new IllegalStateException("protobuf message larger than 2 GiB");
+    }
+    model.writeTo(new ProtoWriter(out));
+  }
+
+  /**
+   * Streams the model to {@code file} through a temporary file in the same folder, which is forced
+   * to disk and then atomically renamed, so {@code file} is either absent, as before, or complete.
+   */
   public Path writeTo(Path file) {
-    byte[] bytes = toByteArray();
     try {
       Path dir = file.toAbsolutePath().getParent();
       Files.createDirectories(dir);
       Path tmp = Files.createTempFile(dir, ".model-", ".tmp");
       try {
-        Files.write(tmp, bytes);
+        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.WRITE);
+            OutputStream out =
+                new BufferedOutputStream(Channels.newOutputStream(channel), FILE_BUFFER_BYTES)) {
+          writeTo(out);
+          out.flush();
+          channel.force(true);
+        }
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       } finally {
         Files.deleteIfExists(tmp);
@@ -255,20 +285,50 @@ public final class OnnxGraphBuilder {
     return file;
   }
 
-  private OnnxGraphBuilder initializer(String name, Datatype datatype, long[] dims, byte[] raw) {
-    initializers.add(
-        new ProtoWriter()
-            .packedInt64(TENSOR_DIMS, dims)
-            .int64(TENSOR_DATA_TYPE, onnxType(datatype))
-            .string(TENSOR_NAME, name)
-            .bytes(TENSOR_RAW_DATA, raw));
-    return this;
+  /** The {@code ModelProto}, referring to (not copying) the nodes, initializers and values. */
+  private ProtoMessage model() {
+    ProtoMessage graph = new ProtoMessage();
+    for (ProtoMessage n : nodes) {
+      graph.message(GRAPH_NODE, n);
+    }
+    graph.string(GRAPH_NAME, graphName);
+    for (ProtoMessage t : initializers) {
+      graph.message(GRAPH_INITIALIZER, t);
+    }
+    for (ProtoMessage i : inputs) {
+      graph.message(GRAPH_INPUT, i);
+    }
+    for (ProtoMessage o : outputs) {
+      graph.message(GRAPH_OUTPUT, o);
+    }
+    ProtoMessage model =
+        new ProtoMessage()
+            .int64(MODEL_IR_VERSION, IR_VERSION)
+            .string(MODEL_PRODUCER_NAME, "modelkeeper")
+            .string(MODEL_PRODUCER_VERSION, "1")
+            .int64(MODEL_MODEL_VERSION, modelVersion);
+    if (!docString.isEmpty()) {
+      model.string(MODEL_DOC_STRING, docString);
+    }
+    model.message(MODEL_GRAPH, graph);
+    model.message(
+        MODEL_OPSET_IMPORT,
+        new ProtoMessage().string(OPSET_DOMAIN, "").int64(OPSET_VERSION, OPSET));
+    return model;
   }
 
-  private static ProtoWriter valueInfo(String name, Datatype datatype, long[] shape) {
-    ProtoWriter dims = new ProtoWriter();
+  /** A {@code TensorProto} up to its {@code raw_data}, which the caller adds. */
+  private static ProtoMessage tensorHeader(String name, Datatype datatype, long[] dims) {
+    return new ProtoMessage()
+        .packedInt64(TENSOR_DIMS, dims.clone())
+        .int64(TENSOR_DATA_TYPE, onnxType(datatype))
+        .string(TENSOR_NAME, name);
+  }
+
+  private static ProtoMessage valueInfo(String name, Datatype datatype, long[] shape) {
+    ProtoMessage dims = new ProtoMessage();
     for (int i = 0; i < shape.length; i++) {
-      ProtoWriter dim = new ProtoWriter();
+      ProtoMessage dim = new ProtoMessage();
       if (shape[i] < 0) {
         dim.string(DIM_PARAM, name + "_dim" + i);
       } else {
@@ -276,25 +336,30 @@ public final class OnnxGraphBuilder {
       }
       dims.message(SHAPE_DIM, dim);
     }
-    ProtoWriter tensorType =
-        new ProtoWriter()
+    ProtoMessage tensorType =
+        new ProtoMessage()
             .int64(TENSOR_TYPE_ELEM_TYPE, onnxType(datatype))
             .message(TENSOR_TYPE_SHAPE, dims);
-    ProtoWriter type = new ProtoWriter().message(TYPE_TENSOR_TYPE, tensorType);
-    return new ProtoWriter().string(VALUE_INFO_NAME, name).message(VALUE_INFO_TYPE, type);
+    ProtoMessage type = new ProtoMessage().message(TYPE_TENSOR_TYPE, tensorType);
+    return new ProtoMessage().string(VALUE_INFO_NAME, name).message(VALUE_INFO_TYPE, type);
   }
 
   private static void checkCount(String name, long[] dims, int length) {
+    long n = elementCount(name, dims);
+    if (n != length) {
+      throw new IllegalArgumentException(
+          "initializer '" + name + "' has " + length + " values for " + n + " elements");
+    }
+  }
+
+  private static long elementCount(String name, long[] dims) {
     long n = 1;
     for (long d : dims) {
       if (d < 0) {
         throw new IllegalArgumentException("initializer '" + name + "' has a negative dimension");
       }
-      n *= d;
+      n = Math.multiplyExact(n, d);
     }
-    if (n != length) {
-      throw new IllegalArgumentException(
-          "initializer '" + name + "' has " + length + " values for " + n + " elements");
-    }
+    return n;
   }
 }

@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.ModelConfig;
+import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.onnx.OnnxModel;
 import dev.modelkeeper.onnx.OnnxModelOptions;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.onnx.remote.Manifest;
+import dev.modelkeeper.onnx.writer.OnnxGraphBuilder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -90,6 +92,65 @@ class DemoRepositoryTest {
     }
     assertThat(Files.readString(old.resolve(".modelkeeper-demo")))
         .isEqualTo(Files.readString(fresh.resolve(".modelkeeper-demo")));
+  }
+
+  @Test
+  void materialize_writesTheModelBytesOfTheInMemoryEncoder() throws Exception {
+    Path dir = DemoRepository.materialize(tmp.resolve("demo"));
+    // each model's SHA-256 as written before the writer streamed (it built them in byte arrays)
+    Map<String, String> inMemory =
+        Map.of(
+            "convnet/1", "4bd35b497033eebdaaf32ccebf90aa70584229829680c5c5e6eac8a16ebacd4e",
+            "iris/1", "2806943f9f47e6a1b9420562bbbda6bc8d9d4725cd68483f77b2b1d1cb4a0dec",
+            "mlp-medium/1", "00e18089e74d3bf83e3a4f3587ede44f64863d5cc829d93044ead98fa41331c4",
+            "mlp-small/1", "8691048562a9082feda297750c89d25369803bbf52656c6dc21b957c00bbbdfd",
+            "mlp-small/2", "d9efa6070c090b6b9b3dce8f1d64244f8860e544721b66c2d4fff2d91562b0ee",
+            "types/1", "d4aeb9546ed01640fd90023b4a95843d75b93485a0c64bb86d112d8fe7110f4f");
+    for (Map.Entry<String, String> e : inMemory.entrySet()) {
+      assertThat(Manifest.sha256(dir.resolve(e.getKey()).resolve(ModelRepository.MODEL_FILE)))
+          .as("%s", e.getKey())
+          .isEqualTo(e.getValue());
+    }
+  }
+
+  @Test
+  void convnetGraph_writtenTwice_givesTheSameBytes() throws Exception {
+    OnnxGraphBuilder graph = ConvNet.graph("convnet", DemoRepository.CONVNET_SEED);
+    Path first = graph.writeTo(tmp.resolve("first.onnx"));
+    Path second = graph.writeTo(tmp.resolve("second.onnx"));
+    assertThat(Files.mismatch(first, second)).isEqualTo(-1L);
+  }
+
+  @Test
+  void materialize_afterAnInterruptedRun_repairsTheFolder() throws Exception {
+    Path fresh = DemoRepository.materialize(tmp.resolve("fresh"));
+    Path dir = DemoRepository.materialize(tmp.resolve("crashed"));
+    // what a run killed while streaming the convnet left: no marker, no manifest, the convnet's
+    // config but not its model, the temporary file it was writing; and a model of other bytes
+    Files.delete(dir.resolve(".modelkeeper-demo"));
+    Files.delete(dir.resolve(Manifest.FILE_NAME));
+    Files.delete(dir.resolve("convnet/1").resolve(ModelRepository.MODEL_FILE));
+    Path abandoned = dir.resolve("convnet/1/.model-123.tmp");
+    Files.write(abandoned, new byte[1000]);
+    Files.write(dir.resolve("mlp-small/2").resolve(ModelRepository.MODEL_FILE), new byte[] {1});
+    Path iris = dir.resolve("iris/1").resolve(ModelRepository.MODEL_FILE);
+    long irisModified = Files.getLastModifiedTime(iris).toMillis();
+
+    DemoRepository.materialize(dir);
+
+    assertThat(abandoned).doesNotExist();
+    for (String file :
+        List.of(
+            "convnet/1/model.onnx",
+            "convnet/1/config.json",
+            "mlp-small/2/model.onnx",
+            Manifest.FILE_NAME,
+            ".modelkeeper-demo")) {
+      assertThat(Files.mismatch(dir.resolve(file), fresh.resolve(file)))
+          .as("first differing byte of %s", file)
+          .isEqualTo(-1L);
+    }
+    assertThat(Files.getLastModifiedTime(iris).toMillis()).as("iris kept").isEqualTo(irisModified);
   }
 
   @Test
