@@ -8,6 +8,7 @@ import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.InvalidConfigException;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.memory.MemoryGuard;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -98,6 +99,16 @@ final class ServeCommand implements Callable<Integer> {
           "Most bytes of models resident at once, e.g. 512MB or 4GiB; 0 means no byte"
               + " budget (default: ${DEFAULT-VALUE}).")
   String maxBytes;
+
+  @Option(
+      names = "--max-memory",
+      paramLabel = "SIZE",
+      description =
+          "Cap on the whole process's resident memory, Java heap included, e.g. 768MiB or"
+              + " 4GiB; models are charged their measured cost against it. 0 means 80% of the"
+              + " container's memory limit, else of the machine's memory"
+              + " (default: ${DEFAULT-VALUE}).")
+  String maxMemory;
 
   @Option(
       names = "--lifecycle-timeout",
@@ -330,6 +341,8 @@ final class ServeCommand implements Callable<Integer> {
               .grpcPort(parse("grpc-port", grpcPort, Integer::parseInt))
               .maxModels(parse("max-models", maxModels, Integer::parseInt))
               .maxBytes(parse("max-bytes", maxBytes, Sizes::parse))
+              .maxMemory(parse("max-memory", maxMemory, Sizes::parse))
+              .memoryCostsFile(cache.resolve("memory-costs.json"))
               .lifecycleTimeout(parse("lifecycle-timeout", lifecycleTimeout, Durations::parse))
               .capacityTimeout(parse("capacity-timeout", capacityTimeout, Durations::parse))
               .idleTimeout(parse("idle-timeout", idleTimeout, Durations::parse))
@@ -387,11 +400,28 @@ final class ServeCommand implements Callable<Integer> {
       out.println("  gRPC:        " + grpcAddress(server));
     }
     out.println("  repository:  " + repositoryLabel);
+    MemoryGuard memory = server.memory();
+    out.println(
+        "  memory:      "
+            + Sizes.format(memory.cap().bytes())
+            + " cap ("
+            + memory.cap().source()
+            + "): "
+            + Sizes.format(memory.jvmBytes())
+            + " for the JVM (heap up to "
+            + Sizes.format(Runtime.getRuntime().maxMemory())
+            + "), "
+            + Sizes.format(memory.modelBytes())
+            + " for models and their runs");
     out.println(
         "  budget:      "
             + c.maxModels()
             + " models, "
-            + (c.maxBytes() > 0 ? Sizes.format(c.maxBytes()) : "no byte limit"));
+            + Sizes.format(server.modelBytes())
+            + " of model memory"
+            + (c.maxBytes() > 0 ? " (--max-bytes " + Sizes.format(c.maxBytes()) + ")" : "")
+            + "; costs measured and kept in "
+            + server.memoryCosts().file().map(Object::toString).orElse("memory only"));
     out.println(
         "  models:      "
             + models.size()

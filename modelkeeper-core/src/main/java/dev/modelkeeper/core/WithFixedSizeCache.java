@@ -38,8 +38,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * ticker) are evicted by a periodic sweep on the options' scheduler, or at once by {@link
  * #expireIdle()}; a leased or pinned model never expires.
  *
+ * <p>The byte budget also holds memory that is not a model's: {@link #reserveWorking} reserves the
+ * working memory of one run (no slot, released by closing the handle), and {@link #setOutsideBytes}
+ * sets aside what the rest of the process needs. Both make room the way a load does, by evicting
+ * idle least recently used models; a run waits for room up to the capacity timeout, while raising
+ * the outside bytes never waits.
+ *
  * <p>Lock order: the delegate's per-identifier lifecycle, then {@link #lock}. The lock guards only
- * the slot table; the delegate is never called while it is held.
+ * the slot table and the byte counts; the delegate is never called while it is held.
  */
 public class WithFixedSizeCache extends ModelManagerDecorator {
 
@@ -61,6 +67,14 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
 
   @GuardedBy("lock")
   private long usedBytes;
+
+  /** Working memory reserved by runs in progress. */
+  @GuardedBy("lock")
+  private long workingBytes;
+
+  /** Bytes set aside for the rest of the process. */
+  @GuardedBy("lock")
+  private long outsideBytes;
 
   /** Bumped on every change that may make room. */
   @GuardedBy("lock")
@@ -203,12 +217,109 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
 
   // ---------------------------------------------------------------- making room
 
-  /** Reserves a slot for a load of {@code id}; runs on the loading thread, no lock held. */
-  private void makeRoom(String id, long bytes) {
+  /**
+   * Reserves working memory for one run of {@code modelId} (a resolved identifier, which the run
+   * holds a lease on) against the byte budget: evicts idle least recently used models or waits for
+   * room up to the capacity timeout. Without a byte budget, or for zero bytes, reserves nothing.
+   * Close the returned handle when the run ends (idempotent). Thread-safe; call it with no lock
+   * held.
+   *
+   * @throws ModelTooLargeException when {@code bytes} exceed what the budget can ever hold
+   * @throws CapacityExceededException when no room came before the deadline
+   */
+  public Reservation reserveWorking(String modelId, long bytes) {
+    if (options.maxBytes() <= 0 || bytes <= 0) {
+      return Reservation.NONE;
+    }
+    makeRoom(modelId, bytes, false);
+    return new WorkingReservation(bytes);
+  }
+
+  /**
+   * Sets aside {@code bytes} of the byte budget for what is not a model (the rest of the process);
+   * when that leaves the models over budget, evicts idle least recently used models now (never
+   * waits, never evicts a leased or pinned one). Thread-safe.
+   */
+  public void setOutsideBytes(long bytes) {
+    boolean over;
+    lock.lock();
+    try {
+      long before = outsideBytes;
+      outsideBytes = Math.max(0, bytes);
+      if (outsideBytes < before) {
+        signalChangeLocked();
+      }
+      over = overBudget(0, 0);
+    } finally {
+      lock.unlock();
+    }
+    if (over) {
+      trim(null);
+    }
+  }
+
+  /** The bytes set aside by {@link #setOutsideBytes}. */
+  public long outsideBytes() {
+    lock.lock();
+    try {
+      return outsideBytes;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Working memory reserved by runs in progress ({@link #reserveWorking}). */
+  public long workingBytes() {
+    lock.lock();
+    try {
+      return workingBytes;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A reservation of working memory; closing it returns the bytes. Thread-safe, idempotent. */
+  public interface Reservation extends AutoCloseable {
+
+    /** A reservation of nothing. */
+    Reservation NONE = () -> {};
+
+    @Override
+    void close();
+  }
+
+  private final class WorkingReservation implements Reservation {
+    private final long bytes;
+    private final java.util.concurrent.atomic.AtomicBoolean open =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+
+    WorkingReservation(long bytes) {
+      this.bytes = bytes;
+    }
+
+    @Override
+    public void close() {
+      if (open.compareAndSet(true, false)) {
+        lock.lock();
+        try {
+          workingBytes -= bytes;
+          signalChangeLocked();
+        } finally {
+          lock.unlock();
+        }
+      }
+    }
+  }
+
+  /**
+   * Reserves room for {@code bytes}: a slot for a load of {@code id} when {@code slot}, else
+   * working memory of a run of {@code id}; runs on the caller's thread, no lock held.
+   */
+  private void makeRoom(String id, long bytes, boolean slot) {
     if (options.maxBytes() > 0 && bytes > options.maxBytes()) {
       capacityRejections.increment();
       throw new ModelTooLargeException(
-          "cannot load '"
+          (slot ? "cannot load '" : "cannot run '")
               + id
               + "': it needs "
               + bytes
@@ -223,18 +334,22 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
       RemovalCause cause;
       lockOrTimeout();
       try {
-        if (!overBudget(1, bytes)) {
-          slots.put(id, new Slot(bytes, true));
-          usedBytes += bytes;
+        if (!overBudget(slot ? 1 : 0, bytes)) {
+          if (slot) {
+            slots.put(id, new Slot(bytes, true));
+            usedBytes += bytes;
+          } else {
+            workingBytes += bytes;
+          }
           return;
         }
         // the first pass always looks for a victim: a zero timeout refuses only a load that
         // finds none
         if (waited && System.nanoTime() - deadline > 0) {
-          throw reject(id, "no room before the deadline", capacityTimeoutNanos);
+          throw reject(id, slot, "no room before the deadline", capacityTimeoutNanos);
         }
         cause =
-            slots.size() + 1 > options.maxSize()
+            slot && slots.size() + 1 > options.maxSize()
                 ? RemovalCause.COUNT_BUDGET
                 : RemovalCause.BYTE_BUDGET;
         seen = version;
@@ -262,9 +377,9 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
       }
       lockOrTimeout();
       try {
-        mayFree |= slots.values().stream().anyMatch(s -> s.loading);
+        mayFree |= workingBytes > 0 || slots.values().stream().anyMatch(s -> s.loading);
         if (!mayFree && version == seen) {
-          throw reject(id, "nothing can be evicted", 0);
+          throw reject(id, slot, "nothing can be evicted", 0);
         }
         if (!waited) {
           waited = true;
@@ -273,7 +388,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
         while (version == seen) {
           long remaining = deadline - System.nanoTime();
           if (remaining <= 0) {
-            throw reject(id, "no room after waiting", capacityTimeoutNanos);
+            throw reject(id, slot, "no room after waiting", capacityTimeoutNanos);
           }
           changed.awaitNanos(remaining);
         }
@@ -287,7 +402,10 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
   }
 
-  /** Evicts idle models after a load turned out larger than predicted; never waits. */
+  /**
+   * Evicts idle models, except {@code loadedId} (may be null), while the budget is exceeded (a load
+   * turned out larger than predicted, or the outside bytes grew); never waits.
+   */
   private void trim(String loadedId) {
     for (String victim : residents.leastRecentFirst()) {
       lockOrTimeout();
@@ -307,14 +425,15 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   @GuardedBy("lock")
   private boolean overBudget(int moreSlots, long moreBytes) {
     return slots.size() + moreSlots > options.maxSize()
-        || (options.maxBytes() > 0 && usedBytes + moreBytes > options.maxBytes());
+        || (options.maxBytes() > 0
+            && usedBytes + workingBytes + outsideBytes + moreBytes > options.maxBytes());
   }
 
   @GuardedBy("lock")
-  private CapacityExceededException reject(String id, String why, long waitedNanos) {
+  private CapacityExceededException reject(String id, boolean slot, String why, long waitedNanos) {
     capacityRejections.increment();
     return new CapacityExceededException(
-        "cannot load '"
+        (slot ? "cannot load '" : "no working memory to run '")
             + id
             + "': "
             + why
@@ -334,7 +453,16 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
         + " of which "
         + loading
         + " loading"
-        + (options.maxBytes() > 0 ? ", bytes " + usedBytes + "/" + options.maxBytes() : "")
+        + (options.maxBytes() > 0
+            ? ", bytes "
+                + usedBytes
+                + " in models + "
+                + workingBytes
+                + " working + "
+                + outsideBytes
+                + " outside / "
+                + options.maxBytes()
+            : "")
         + ", pinned "
         + pinned;
   }
@@ -374,7 +502,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
 
     @Override
     public void admit(String modelId, long predictedBytes) {
-      makeRoom(modelId, Math.max(0, predictedBytes));
+      makeRoom(modelId, Math.max(0, predictedBytes), true);
     }
 
     @Override

@@ -38,6 +38,14 @@ public interface InferenceModel extends Model {
   }
 
   /** Runs the model and returns every output. */
+  /**
+   * The working memory, in bytes, one run of {@code rows} rows takes on top of {@link #sizeBytes()}
+   * (the first dimension of a batched request; 1 otherwise); 0 when unknown. Cheap, never blocks.
+   */
+  default long workingBytes(int rows) {
+    return 0;
+  }
+
   default Map<String, Tensor> infer(Map<String, Tensor> inputs) {
     return infer(inputs, Set.of());
   }

@@ -25,7 +25,7 @@ import javax.management.ObjectName;
  * first pending request (so that steady churn is trimmed too). The scheduling state is guarded by a
  * private monitor held only for bookkeeping, never while trimming.
  */
-final class NativeHeap {
+public final class NativeHeap {
 
   /** A trim runs once unloads have paused this long. */
   static final long QUIET_MILLIS = 200;
@@ -55,7 +55,7 @@ final class NativeHeap {
   private NativeHeap() {}
 
   /** Schedules a trim (see the class comment); returns at once. */
-  static void requestTrim() {
+  public static void requestTrim() {
     if (unavailable) {
       return;
     }
@@ -72,6 +72,16 @@ final class NativeHeap {
         worker.start();
       }
       LOCK.notifyAll();
+    }
+  }
+
+  /**
+   * Returns freed native memory to the operating system now, on this thread (a few milliseconds); a
+   * no-op where the JVM cannot.
+   */
+  public static void trim() {
+    if (!unavailable) {
+      trimNow();
     }
   }
 

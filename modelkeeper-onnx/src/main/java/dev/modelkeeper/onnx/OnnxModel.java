@@ -11,6 +11,11 @@ import ai.onnxruntime.TensorInfo;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotLoadedException;
+import dev.modelkeeper.core.WithFixedSizeCache;
+import dev.modelkeeper.onnx.memory.MemoryCost;
+import dev.modelkeeper.onnx.memory.MemoryCosts;
+import dev.modelkeeper.onnx.memory.MemoryMeter;
+import dev.modelkeeper.onnx.memory.WorkingMemory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,17 +35,31 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * session and releases its native memory, after which {@link #infer} throws {@link
  * ModelNotLoadedException}.
  *
- * <p>{@link #sizeBytes()} reports the size of the model file, which for the weight-dominated models
- * ModelKeeper serves is close to the native memory the session keeps.
+ * <p>{@link #sizeBytes()} reports the process memory the loaded model keeps, and {@link
+ * #workingBytes(int)} what one run takes on top: both measured (RSS sampled around the load and
+ * around runs that had the process to themselves, see {@link MemoryMeter}) and kept in {@link
+ * OnnxModelOptions#memoryCosts()}, or conservatively estimated from the file size until measured.
  */
 public final class OnnxModel implements InferenceModel {
 
   private static final long CLOSE_TIMEOUT_SECONDS = 60;
   private static final long TRIM_MIN_BYTES = 1 << 20;
 
+  /** Models from this size on give the arena's free memory back after each run. */
+  private static final long SHRINK_ARENA_MIN_BYTES = 1 << 20;
+
+  /** Runs probed for their working memory, at most, per loaded model. */
+  private static final int MAX_RUN_PROBES = 32;
+
   private final ModelMetadata metadata;
   private final ModelConfig config;
+  private final long fileBytes;
   private final long sizeBytes;
+  private final MemoryCosts costs;
+  private final WorkingMemory workingMemory;
+  private final boolean batched;
+  private final java.util.concurrent.atomic.AtomicInteger runProbes =
+      new java.util.concurrent.atomic.AtomicInteger();
   private final Map<String, TensorSpec> inputSpecs;
   private final Map<String, TensorSpec> outputSpecs;
   private final boolean trimOnClose;
@@ -53,21 +72,37 @@ public final class OnnxModel implements InferenceModel {
   @GuardedBy("lock")
   private OrtSession.SessionOptions sessionOptions;
 
+  /** Null when runs keep the arena's free memory. */
+  @GuardedBy("lock")
+  private OrtSession.RunOptions runOptions;
+
   private OnnxModel(
       ModelMetadata metadata,
       ModelConfig config,
+      long fileBytes,
       long sizeBytes,
+      MemoryCosts costs,
+      WorkingMemory workingMemory,
       OrtSession session,
       OrtSession.SessionOptions sessionOptions,
+      OrtSession.RunOptions runOptions,
       boolean trimOnClose) {
     this.metadata = metadata;
     this.config = config;
     this.trimOnClose = trimOnClose;
+    this.fileBytes = fileBytes;
     this.sizeBytes = sizeBytes;
+    this.costs = costs;
+    this.workingMemory = workingMemory;
     this.session = session;
     this.sessionOptions = sessionOptions;
+    this.runOptions = runOptions;
     this.inputSpecs = index(metadata.inputs());
     this.outputSpecs = index(metadata.outputs());
+    this.batched =
+        !metadata.inputs().isEmpty()
+            && metadata.inputs().stream()
+                .allMatch(t -> !t.shape().isEmpty() && t.shape().get(0) < 0);
   }
 
   /** Loads a repository artifact. */
@@ -93,7 +128,9 @@ public final class OnnxModel implements InferenceModel {
     }
     OrtEnvironment env = OrtEnvironment.getEnvironment();
     OrtSession.SessionOptions opts = null;
+    OrtSession.RunOptions runOpts = null;
     OrtSession session = null;
+    MemoryMeter.Probe probe = null;
     try {
       OnnxModelOptions threads = options.overriddenBy(config.execution());
       opts = new OrtSession.SessionOptions();
@@ -103,8 +140,20 @@ public final class OnnxModel implements InferenceModel {
         opts.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.PARALLEL);
       }
       opts.setCPUArenaAllocator(options.cpuArena());
-      opts.setMemoryPatternOptimization(options.cpuArena());
+      opts.setMemoryPatternOptimization(false);
+      if (options.cpuArena()) {
+        // weights outside the arena: the arena then holds only what runs need, and can give it back
+        opts.addConfigEntry("session.use_device_allocator_for_initializers", "1");
+        if (size >= SHRINK_ARENA_MIN_BYTES) {
+          runOpts = new OrtSession.RunOptions();
+          runOpts.addRunConfigEntry("memory.enable_memory_arena_shrinkage", "cpu:0");
+        }
+      }
+      probe = MemoryMeter.startLoad();
       session = env.createSession(modelFile.toString(), opts);
+      MemoryMeter.Reading reading = probe.end();
+      probe = null;
+      MemoryCost cost = charge(options.memoryCosts(), id, size, reading);
       ModelMetadata metadata =
           new ModelMetadata(
               name,
@@ -114,15 +163,55 @@ public final class OnnxModel implements InferenceModel {
               specs(id, session.getOutputInfo()),
               config.description(),
               config.labels());
-      return new OnnxModel(metadata, config, size, session, opts, options.trimNativeHeapOnClose());
+      return new OnnxModel(
+          metadata,
+          config,
+          size,
+          cost.idleBytes(),
+          options.memoryCosts(),
+          options.workingMemory(),
+          session,
+          opts,
+          runOpts,
+          options.trimNativeHeapOnClose());
     } catch (OrtException | RuntimeException e) {
+      if (probe != null) {
+        probe.end();
+      }
       closeQuietly(session, opts);
+      if (runOpts != null) {
+        runOpts.close();
+      }
       if (e instanceof ModelLoadException) {
         throw (ModelLoadException) e;
       }
       throw new ModelLoadException(
           "ONNX Runtime cannot load '" + id + "' from " + modelFile + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The cost to charge for a model just loaded: a clean reading is recorded as its measured cost;
+   * else the known (or estimated) cost stands, raised to what this load was seen to keep when the
+   * model was never measured (a reading in company may include others' memory: it only raises).
+   */
+  private static MemoryCost charge(
+      MemoryCosts costs, String id, long fileBytes, MemoryMeter.Reading reading) {
+    if (reading.clean()) {
+      return costs.recordLoad(id, fileBytes, reading.peakDelta(), reading.afterDelta());
+    }
+    MemoryCost known = costs.costOf(id, fileBytes);
+    if (!known.measured() && reading.before() >= 0 && reading.afterDelta() > known.idleBytes()) {
+      return new MemoryCost(
+          fileBytes,
+          Math.max(known.loadPeakBytes(), reading.peakDelta()),
+          reading.afterDelta(),
+          known.workingBytes(),
+          known.workingRows(),
+          false,
+          known.runMeasured());
+    }
+    return known;
   }
 
   @Override
@@ -135,10 +224,29 @@ public final class OnnxModel implements InferenceModel {
     return config;
   }
 
-  /** The size of the model file in bytes. */
+  /**
+   * The process memory this model keeps while loaded, as charged when it loaded: measured, or the
+   * conservative estimate from its file size.
+   */
   @Override
   public long sizeBytes() {
     return sizeBytes;
+  }
+
+  /** The size of the model file in bytes. */
+  public long fileBytes() {
+    return fileBytes;
+  }
+
+  /** The working memory one run of {@code rows} rows takes on top of {@link #sizeBytes()}. */
+  @Override
+  public long workingBytes(int rows) {
+    return costs.costOf(metadata.id(), fileBytes).workingBytesFor(Math.max(1, rows));
+  }
+
+  /** What this model is known to cost now (measured figures as they are learned). */
+  public MemoryCost memoryCost() {
+    return costs.costOf(metadata.id(), fileBytes);
   }
 
   @Override
@@ -157,14 +265,10 @@ public final class OnnxModel implements InferenceModel {
       for (Tensor t : inputs.values()) {
         ortInputs.put(t.name(), t.datatype().toOrt(env, t.data(), t.shape()));
       }
-      try (OrtSession.Result result = s.run(ortInputs, new java.util.LinkedHashSet<>(outputs))) {
-        Map<String, Tensor> out = new LinkedHashMap<>();
-        for (String name : outputs) {
-          OnnxValue v =
-              result.get(name).orElseThrow(() -> new IllegalStateException("no output " + name));
-          out.put(name, fromOrt(name, v));
-        }
-        return out;
+      int rows = rows(inputs);
+      try (WithFixedSizeCache.Reservation working =
+          workingMemory.reserve(metadata.id(), workingBytes(rows))) {
+        return measuredRun(s, ortInputs, outputs, rows);
       }
     } catch (OrtException e) {
       throw new InferenceException(
@@ -175,6 +279,73 @@ public final class OnnxModel implements InferenceModel {
         t.close();
       }
     }
+  }
+
+  /** Runs the session, probing the run's memory when it is still to be learned. */
+  @GuardedBy("lock")
+  private Map<String, Tensor> measuredRun(
+      OrtSession s, Map<String, OnnxTensor> ortInputs, List<String> outputs, int rows)
+      throws OrtException {
+    MemoryMeter.Probe probe = probeRun(rows);
+    if (probe == null) {
+      MemoryMeter.runStarted();
+    }
+    try {
+      return run(s, ortInputs, outputs);
+    } finally {
+      if (probe == null) {
+        MemoryMeter.runEnded();
+      } else {
+        MemoryMeter.Reading r = probe.end();
+        if (r.clean()) {
+          costs.recordRun(metadata.id(), fileBytes, rows, r.peakDelta());
+        }
+      }
+    }
+  }
+
+  @GuardedBy("lock")
+  private Map<String, Tensor> run(
+      OrtSession s, Map<String, OnnxTensor> ortInputs, List<String> outputs) throws OrtException {
+    java.util.Set<String> names = new java.util.LinkedHashSet<>(outputs);
+    try (OrtSession.Result result =
+        runOptions == null ? s.run(ortInputs, names) : s.run(ortInputs, names, runOptions)) {
+      Map<String, Tensor> out = new LinkedHashMap<>();
+      for (String name : outputs) {
+        OnnxValue v =
+            result.get(name).orElseThrow(() -> new IllegalStateException("no output " + name));
+        out.put(name, fromOrt(name, v));
+      }
+      return out;
+    }
+  }
+
+  /** The rows of a batched request (its first dimension), else 1. */
+  private int rows(Map<String, Tensor> inputs) {
+    if (!batched) {
+      return 1;
+    }
+    long[] shape = inputs.values().iterator().next().shape();
+    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, shape[0]));
+  }
+
+  /**
+   * A probe around this run when its working memory is still to be learned (never measured, or a
+   * larger batch than measured) and the process is otherwise quiet; a few per loaded model at most.
+   */
+  private MemoryMeter.Probe probeRun(int rows) {
+    MemoryCost c = costs.costOf(metadata.id(), fileBytes);
+    if (c.runMeasured() && rows <= c.workingRows()) {
+      return null;
+    }
+    if (runProbes.get() >= MAX_RUN_PROBES) {
+      return null;
+    }
+    MemoryMeter.Probe p = MemoryMeter.startRunIfAlone();
+    if (p != null) {
+      runProbes.incrementAndGet();
+    }
+    return p;
   }
 
   /**
@@ -201,20 +372,25 @@ public final class OnnxModel implements InferenceModel {
     try {
       OrtSession s = session;
       OrtSession.SessionOptions o = sessionOptions;
+      OrtSession.RunOptions r = runOptions;
       session = null;
       sessionOptions = null;
+      runOptions = null;
       if (s != null) {
         closed = true;
         try {
           s.close();
         } finally {
           o.close();
+          if (r != null) {
+            r.close();
+          }
         }
       }
     } finally {
       write.unlock();
     }
-    if (closed && trimOnClose && sizeBytes >= TRIM_MIN_BYTES) {
+    if (closed && trimOnClose && fileBytes >= TRIM_MIN_BYTES) {
       NativeHeap.requestTrim();
     }
   }
@@ -232,7 +408,7 @@ public final class OnnxModel implements InferenceModel {
 
   @Override
   public String toString() {
-    return "OnnxModel[" + metadata.id() + ", " + sizeBytes + " bytes]";
+    return "OnnxModel[" + metadata.id() + ", " + fileBytes + " bytes in its file]";
   }
 
   // ---- validation -------------------------------------------------------------------------
@@ -279,6 +455,19 @@ public final class OnnxModel implements InferenceModel {
         throw new InvalidInputException(
             "model '" + metadata.id() + "' needs input '" + name + "', which is missing");
       }
+    }
+    int limit = config.execution().maxBatchSize();
+    if (batched && limit > 1 && !inputs.isEmpty() && rows(inputs) > limit) {
+      throw new InvalidInputException(
+          "a batch of "
+              + rows(inputs)
+              + " rows is more than model '"
+              + metadata.id()
+              + "' takes: its configuration sets max_batch_size "
+              + limit
+              + "; send at most "
+              + limit
+              + " rows per request");
     }
   }
 

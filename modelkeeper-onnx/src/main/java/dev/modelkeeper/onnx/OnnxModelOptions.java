@@ -1,5 +1,8 @@
 package dev.modelkeeper.onnx;
 
+import dev.modelkeeper.onnx.memory.MemoryCosts;
+import dev.modelkeeper.onnx.memory.WorkingMemory;
+
 /**
  * How {@link OnnxModel} configures its ONNX Runtime session. Immutable and thread-safe.
  *
@@ -9,14 +12,23 @@ package dev.modelkeeper.onnx;
  * @param intraOpThreads threads one inference may use (≥ 1); 1 suits servers that run many requests
  *     at once
  * @param interOpThreads threads that run independent operators of one inference in parallel (≥ 1)
- * @param cpuArena whether the session keeps an arena allocator (faster repeated inference, but
- *     memory is held until the session closes)
+ * @param cpuArena whether the session allocates through ONNX Runtime's arena; the weights are kept
+ *     outside it and a model of at least 1 MiB returns the arena's free memory after each run, so
+ *     memory comes back (off: every tensor through the system allocator, which keeps freed blocks
+ *     per thread)
  * @param trimNativeHeapOnClose whether closing a model of at least 1 MiB schedules the return of
  *     freed native memory to the operating system once unloads pause (without it glibc keeps a few
  *     hundred MB of freed memory under load/unload churn)
+ * @param memoryCosts where measured model costs are kept (see {@link MemoryCosts})
+ * @param workingMemory where a run reserves its working memory before it starts
  */
 public record OnnxModelOptions(
-    int intraOpThreads, int interOpThreads, boolean cpuArena, boolean trimNativeHeapOnClose) {
+    int intraOpThreads,
+    int interOpThreads,
+    boolean cpuArena,
+    boolean trimNativeHeapOnClose,
+    MemoryCosts memoryCosts,
+    WorkingMemory workingMemory) {
 
   public OnnxModelOptions {
     if (intraOpThreads < 1) {
@@ -27,6 +39,20 @@ public record OnnxModelOptions(
       throw new IllegalArgumentException(
           "interOpThreads must be at least 1, was " + interOpThreads);
     }
+    java.util.Objects.requireNonNull(memoryCosts, "memoryCosts");
+    java.util.Objects.requireNonNull(workingMemory, "workingMemory");
+  }
+
+  /** Options whose measured costs are kept in memory only. */
+  public OnnxModelOptions(
+      int intraOpThreads, int interOpThreads, boolean cpuArena, boolean trimNativeHeapOnClose) {
+    this(
+        intraOpThreads,
+        interOpThreads,
+        cpuArena,
+        trimNativeHeapOnClose,
+        MemoryCosts.inMemory(),
+        WorkingMemory.NONE);
   }
 
   /** Options with one inter-op thread. */
@@ -40,11 +66,28 @@ public record OnnxModelOptions(
         execution.intraOpThreads() > 0 ? execution.intraOpThreads() : intraOpThreads,
         execution.interOpThreads() > 0 ? execution.interOpThreads() : interOpThreads,
         cpuArena,
-        trimNativeHeapOnClose);
+        trimNativeHeapOnClose,
+        memoryCosts,
+        workingMemory);
   }
 
-  /** One intra-op thread, no arena, native heap trimmed on close. */
+  /** These options with measured costs kept in {@code costs}. */
+  public OnnxModelOptions withMemoryCosts(MemoryCosts costs) {
+    return new OnnxModelOptions(
+        intraOpThreads, interOpThreads, cpuArena, trimNativeHeapOnClose, costs, workingMemory);
+  }
+
+  /** These options with runs reserving their working memory through {@code gate}. */
+  public OnnxModelOptions withWorkingMemory(WorkingMemory gate) {
+    return new OnnxModelOptions(
+        intraOpThreads, interOpThreads, cpuArena, trimNativeHeapOnClose, memoryCosts, gate);
+  }
+
+  /**
+   * One intra-op thread, the arena on (weights outside it, shrunk after each run of a model of at
+   * least 1 MiB), native heap trimmed on close, costs kept in memory.
+   */
   public static OnnxModelOptions defaults() {
-    return new OnnxModelOptions(1, false, true);
+    return new OnnxModelOptions(1, true, true);
   }
 }

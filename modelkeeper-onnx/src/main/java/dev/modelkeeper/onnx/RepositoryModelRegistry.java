@@ -5,6 +5,7 @@ import dev.modelkeeper.core.ModelFactory;
 import dev.modelkeeper.core.ModelKeeperException;
 import dev.modelkeeper.core.ModelNotFoundException;
 import dev.modelkeeper.core.ModelRegistry;
+import dev.modelkeeper.onnx.memory.MemoryCost;
 import java.util.List;
 import java.util.Objects;
 
@@ -15,8 +16,9 @@ import java.util.Objects;
  *
  * <p>{@link #getModel} validates the identifier ({@link InvalidModelIdException} when malformed)
  * and checks that the repository holds it ({@link ModelNotFoundException} otherwise). The returned
- * factory loads the identifier it is given in {@link ModelFactory#create}, and predicts the model's
- * size from the repository (config or file size) without loading or downloading it.
+ * factory loads the identifier it is given in {@link ModelFactory#create}, and predicts what its
+ * load needs at the peak (measured before, or estimated from the repository's size of it) without
+ * loading or downloading it.
  *
  * <p>Aliases: core asks the registry for the resolved identifier (the alias when one is given), so
  * an alias must itself be a repository identifier (e.g. {@code iris} for {@code iris/1}); the model
@@ -76,10 +78,20 @@ public final class RepositoryModelRegistry implements ModelRegistry {
       return OnnxModel.load(repository.fetch(ModelId.parse(modelId)), options);
     }
 
+    /**
+     * What the load will need at its peak: the measured figure of this model when there is one,
+     * else the conservative estimate from its size in the repository.
+     */
     @Override
     public long predictedSizeBytes(String modelId) {
       try {
-        return repository.locate(ModelId.parse(modelId)).sizeBytes();
+        RepositoryEntry entry = repository.locate(ModelId.parse(modelId));
+        return options
+            .memoryCosts()
+            .known(entry.id())
+            .filter(MemoryCost::measured)
+            .orElseGet(() -> MemoryCost.estimate(entry.sizeBytes()))
+            .loadPeakBytes();
       } catch (ModelKeeperException e) {
         return -1;
       }

@@ -8,11 +8,15 @@ import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.ModelId;
+import dev.modelkeeper.onnx.memory.MemoryCost;
+import dev.modelkeeper.server.memory.MemoryGuard;
+import dev.modelkeeper.server.memory.ModelMemory;
 import io.javalin.http.Context;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -41,12 +45,19 @@ final class ManagementRoutes {
   private final Json json;
   private final RequestRunner runner;
 
+  private final ModelMemory modelMemory;
+  private final MemoryGuard guard;
+
   ManagementRoutes(
       WithFixedSizeCache budget,
       ModelResolver resolver,
       ModelEvents events,
       Json json,
-      RequestRunner runner) {
+      RequestRunner runner,
+      ModelMemory models,
+      MemoryGuard guard) {
+    this.modelMemory = models;
+    this.guard = guard;
     this.manager = budget;
     this.budget = budget;
     this.resolver = resolver;
@@ -168,6 +179,21 @@ final class ManagementRoutes {
       }
       row.put("state", d.state().name());
       row.put("size_bytes", d.sizeBytes());
+      row.put("charged_bytes", Math.max(0, d.sizeBytes()));
+      Optional<MemoryCost> cost = modelMemory.measured(d.modelId());
+      if (cost.isPresent()) {
+        MemoryCost c = cost.get();
+        row.put("measured_bytes", c.idleBytes());
+        row.put("measured_load_peak_bytes", c.loadPeakBytes());
+        if (c.runMeasured()) {
+          row.put("measured_working_bytes", c.workingBytes());
+          row.put("measured_working_rows", c.workingRows());
+        } else {
+          row.putNull("measured_working_bytes");
+        }
+      } else {
+        row.putNull("measured_bytes");
+      }
       row.put("load_seconds", d.loadNanos() / 1e9);
       row.put("leases", d.leases());
       row.put("pinned", pinned.contains(d.modelId()));
@@ -183,6 +209,16 @@ final class ManagementRoutes {
     out.put("resident_bytes", stats.residentBytes());
     out.put("max_models", budget.options().maxSize());
     out.put("max_bytes", budget.options().maxBytes());
+    ObjectNode mem = out.putObject("memory");
+    long rss = guard.residentBytes();
+    mem.put("cap_bytes", guard.cap().bytes());
+    mem.put("cap_source", guard.cap().source());
+    mem.put("resident_bytes", rss);
+    mem.put("headroom_bytes", rss < 0 ? -1 : guard.cap().bytes() - rss);
+    mem.put("jvm_bytes", guard.jvmBytes());
+    mem.put("models_bytes", budget.usedBytes());
+    mem.put("working_bytes", budget.workingBytes());
+    mem.put("unaccounted_bytes", budget.outsideBytes());
     HttpResult.json(200, json.write(out)).writeTo(ctx);
   }
 

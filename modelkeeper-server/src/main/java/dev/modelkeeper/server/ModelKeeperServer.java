@@ -8,7 +8,13 @@ import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.ModelRegistry;
 import dev.modelkeeper.core.Ticker;
 import dev.modelkeeper.core.WithFixedSizeCache;
+import dev.modelkeeper.onnx.OnnxModelOptions;
 import dev.modelkeeper.onnx.RepositoryEntry;
+import dev.modelkeeper.onnx.RepositoryModelRegistry;
+import dev.modelkeeper.onnx.memory.MemoryCosts;
+import dev.modelkeeper.server.memory.MemoryCap;
+import dev.modelkeeper.server.memory.MemoryGuard;
+import dev.modelkeeper.server.memory.ModelMemory;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
 import io.javalin.http.HttpResponseException;
@@ -23,6 +29,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.ServerConnector;
@@ -68,6 +75,8 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private final ServerConfig config;
   private final WithFixedSizeCache manager;
+  private final MemoryGuard memory;
+  private final MemoryCosts memoryCosts;
   private final ModelResolver resolver;
   private final ServerMetrics metrics;
   private final RequestRunner runner;
@@ -94,9 +103,23 @@ public final class ModelKeeperServer implements AutoCloseable {
     Json json = new Json();
     ErrorMapper errors = new ErrorMapper(json);
     this.resolver = new ModelResolver(config.repository(), Ticker.system());
+    this.memory = MemoryGuard.split(MemoryCap.choose(config.maxMemory()));
+    this.memoryCosts =
+        config.memoryCostsFile() != null
+            ? MemoryCosts.persistedIn(config.memoryCostsFile())
+            : MemoryCosts.inMemory();
+    AtomicReference<WithFixedSizeCache> budget = new AtomicReference<>();
+    ModelRegistry registry =
+        config.customRegistry()
+            ? config.registry()
+            : new RepositoryModelRegistry(
+                config.repository(),
+                OnnxModelOptions.defaults()
+                    .withMemoryCosts(memoryCosts)
+                    .withWorkingMemory((id, bytes) -> budget.get().reserveWorking(id, bytes)));
     BaseModelManager base =
         new BaseModelManager(
-            resolver.registry(refusingLoadsWhenStopping(config.registry())),
+            resolver.registry(refusingLoadsWhenStopping(registry)),
             ManagerOptions.builder()
                 .lifecycleTimeout(config.lifecycleTimeout())
                 .drainTimeout(config.drainTimeout())
@@ -107,15 +130,20 @@ public final class ModelKeeperServer implements AutoCloseable {
         new WithFixedSizeCache(
             base,
             CacheOptions.builder(config.maxModels())
-                .maxBytes(config.maxBytes())
+                .maxBytes(
+                    config.maxBytes() > 0
+                        ? Math.min(config.maxBytes(), memory.modelBytes())
+                        : memory.modelBytes())
                 .capacityTimeout(config.capacityTimeout())
                 .expireAfterIdle(config.idleTimeout())
                 .build());
+    budget.set(manager);
     ModelEvents events = new ModelEvents();
     manager.addListener(events);
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
     this.timer = timer();
+    memory.start(manager, timer);
     this.inflight =
         new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
     metrics.watch(inflight);
@@ -144,13 +172,17 @@ public final class ModelKeeperServer implements AutoCloseable {
             .withExecution(executors.execution(), config.requestTimeout());
     OipRoutes oip =
         new OipRoutes(manager, resolver, events, metrics, decoder, json, runner, state, inference);
-    RepositoryRoutes repository = new RepositoryRoutes(manager, resolver, events, json, runner);
+    ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
+    metrics.watch(memory, manager, modelMemory);
+    RepositoryRoutes repository =
+        new RepositoryRoutes(manager, resolver, events, json, runner, modelMemory);
     this.grpcService =
         new GrpcEndpoint.Service(
             oip, repository, inference, runner, errors, state, inflight, requestIds);
     this.auth = auth;
     this.errors = errors;
-    ManagementRoutes management = new ManagementRoutes(manager, resolver, events, json, runner);
+    ManagementRoutes management =
+        new ManagementRoutes(manager, resolver, events, json, runner, modelMemory, memory);
     this.app =
         Javalin.create(
             c -> {
@@ -336,6 +368,21 @@ public final class ModelKeeperServer implements AutoCloseable {
   }
 
   /** The settings this server runs with. */
+  /** The process memory cap, how it is split, and the latest RSS reading. */
+  public MemoryGuard memory() {
+    return memory;
+  }
+
+  /** The byte budget of models and their runs: the cap's share for models, or --max-bytes. */
+  public long modelBytes() {
+    return manager.options().maxBytes();
+  }
+
+  /** The measured memory cost of each model, kept across restarts when configured. */
+  public MemoryCosts memoryCosts() {
+    return memoryCosts;
+  }
+
   public ServerConfig config() {
     return config;
   }

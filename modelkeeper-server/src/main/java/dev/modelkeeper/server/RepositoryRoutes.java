@@ -9,11 +9,14 @@ import dev.modelkeeper.core.ModelNotFoundException;
 import dev.modelkeeper.core.ModelState;
 import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.RepositoryEntry;
+import dev.modelkeeper.onnx.memory.MemoryCost;
+import dev.modelkeeper.server.memory.ModelMemory;
 import io.javalin.http.Context;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The repository extension of the Open Inference Protocol: the index of every repository model with
@@ -33,12 +36,16 @@ final class RepositoryRoutes {
   private final Json json;
   private final RequestRunner runner;
 
+  private final ModelMemory models;
+
   RepositoryRoutes(
       ModelManager manager,
       ModelResolver resolver,
       ModelEvents events,
       Json json,
-      RequestRunner runner) {
+      RequestRunner runner,
+      ModelMemory models) {
+    this.models = models;
     this.manager = manager;
     this.resolver = resolver;
     this.events = events;
@@ -69,28 +76,50 @@ final class RepositoryRoutes {
       row.put("version", r.version());
       row.put("state", r.state());
       row.put("reason", r.reason());
+      row.put("charged_bytes", r.chargedBytes());
+      Optional<MemoryCost> cost = models.measured(r.key());
+      if (cost.isPresent()) {
+        row.put("measured_bytes", cost.get().idleBytes());
+      } else {
+        row.putNull("measured_bytes");
+      }
     }
     HttpResult.json(200, json.write(rows)).writeTo(ctx);
   }
 
-  /** One row of the repository index. */
-  record IndexRow(String name, String version, String state, String reason) {}
+  /**
+   * One row of the repository index.
+   *
+   * @param key the resolved identifier the model is (or would be) resident under
+   * @param chargedBytes what the budget charges the model now (0 when not resident)
+   */
+  record IndexRow(
+      String name, String version, String state, String reason, String key, long chargedBytes) {}
 
   /** Every repository model and alias with its state; only READY ones when {@code readyOnly}. */
   List<IndexRow> index(boolean readyOnly) {
     Map<String, ModelState> states = new HashMap<>();
+    Map<String, Long> charged = new HashMap<>();
     for (ModelDescription d : manager.describeModels()) {
       states.put(d.modelId(), d.state());
+      charged.put(d.modelId(), Math.max(0, d.sizeBytes()));
     }
     List<IndexRow> rows = new ArrayList<>();
     for (RepositoryEntry e : resolver.list()) {
-      row(rows, e.name(), e.version(), e.id(), states, readyOnly);
+      row(rows, e.name(), e.version(), e.id(), states, charged, readyOnly);
     }
     resolver
         .aliases()
         .forEach(
             (alias, target) ->
-                row(rows, alias, ModelId.parse(target).version(), alias, states, readyOnly));
+                row(
+                    rows,
+                    alias,
+                    ModelId.parse(target).version(),
+                    alias,
+                    states,
+                    charged,
+                    readyOnly));
     return rows;
   }
 
@@ -100,13 +129,21 @@ final class RepositoryRoutes {
       String version,
       String key,
       Map<String, ModelState> states,
+      Map<String, Long> charged,
       boolean readyOnly) {
     ModelState s = states.get(key);
     String state = indexState(s);
     if (readyOnly && !state.equals("READY")) {
       return;
     }
-    rows.add(new IndexRow(name, version, state, s == null ? events.reason(key) : ""));
+    rows.add(
+        new IndexRow(
+            name,
+            version,
+            state,
+            s == null ? events.reason(key) : "",
+            key,
+            charged.getOrDefault(key, 0L)));
   }
 
   private static String indexState(ModelState s) {

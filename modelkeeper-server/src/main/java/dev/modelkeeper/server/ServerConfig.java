@@ -39,6 +39,9 @@ public final class ServerConfig {
   private final ModelRegistry registry;
   private final int maxModels;
   private final long maxBytes;
+  private final long maxMemory;
+  private final java.nio.file.Path memoryCostsFile;
+  private final boolean customRegistry;
   private final Duration lifecycleTimeout;
   private final Duration drainTimeout;
   private final Duration capacityTimeout;
@@ -67,6 +70,9 @@ public final class ServerConfig {
     this.grpcPort = b.grpcPort;
     this.repository = b.repository;
     this.registry = b.registry != null ? b.registry : new RepositoryModelRegistry(b.repository);
+    this.customRegistry = b.registry != null;
+    this.maxMemory = b.maxMemory;
+    this.memoryCostsFile = b.memoryCostsFile;
     this.maxModels = b.maxModels;
     this.maxBytes = b.maxBytes;
     this.lifecycleTimeout = b.lifecycleTimeout;
@@ -128,6 +134,24 @@ public final class ServerConfig {
   /** Builds the models; a {@link RepositoryModelRegistry} over {@link #repository()} by default. */
   public ModelRegistry registry() {
     return registry;
+  }
+
+  /** Whether {@link #registry()} was given rather than built over the repository. */
+  public boolean customRegistry() {
+    return customRegistry;
+  }
+
+  /**
+   * The cap on the whole process's resident memory, heap included; 0 (the default) means a share of
+   * the container's memory limit or of the machine's memory, see {@code MemoryCap}.
+   */
+  public long maxMemory() {
+    return maxMemory;
+  }
+
+  /** Where measured model memory costs are kept across restarts; null keeps them in memory. */
+  public java.nio.file.Path memoryCostsFile() {
+    return memoryCostsFile;
   }
 
   /** The most models resident or loading at once (default 8). */
@@ -307,6 +331,8 @@ public final class ServerConfig {
     private ModelRegistry registry;
     private int maxModels = 8;
     private long maxBytes;
+    private long maxMemory;
+    private java.nio.file.Path memoryCostsFile;
     private Duration lifecycleTimeout = Duration.ofSeconds(60);
     private Duration drainTimeout = Duration.ofSeconds(30);
     private Duration capacityTimeout = Duration.ofSeconds(30);
@@ -362,6 +388,16 @@ public final class ServerConfig {
 
     public Builder maxBytes(long maxBytes) {
       this.maxBytes = maxBytes;
+      return this;
+    }
+
+    public Builder maxMemory(long bytes) {
+      this.maxMemory = bytes;
+      return this;
+    }
+
+    public Builder memoryCostsFile(java.nio.file.Path file) {
+      this.memoryCostsFile = file;
       return this;
     }
 
@@ -501,6 +537,9 @@ public final class ServerConfig {
       }
       if (maxBytes < 0) {
         throw new InvalidConfigException("max-bytes", "must not be negative, was " + maxBytes);
+      }
+      if (maxMemory < 0) {
+        throw new InvalidConfigException("max-memory", "must not be negative, was " + maxMemory);
       }
       positive("lifecycle-timeout", lifecycleTimeout);
       positive("drain-timeout", drainTimeout);

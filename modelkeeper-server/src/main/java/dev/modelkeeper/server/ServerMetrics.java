@@ -3,16 +3,24 @@ package dev.modelkeeper.server;
 import dev.modelkeeper.core.LifecycleListener;
 import dev.modelkeeper.core.ManagerStats;
 import dev.modelkeeper.core.Model;
+import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.RemovalCause;
+import dev.modelkeeper.core.WithFixedSizeCache;
+import dev.modelkeeper.server.memory.MemoryGuard;
+import dev.modelkeeper.server.memory.ModelMemory;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -51,6 +59,12 @@ import java.util.function.ToDoubleFunction;
  *       <td>gauges of the in-flight request budget</td></tr>
  *   <tr><td>modelkeeper_admission_waits_total, modelkeeper_admission_rejections_total</td>
  *       <td>requests that waited for, or were refused, room in that budget</td></tr>
+ *   <tr><td>modelkeeper_process_resident_bytes, modelkeeper_memory_cap_bytes,
+ *       modelkeeper_memory_headroom_bytes, modelkeeper_memory_jvm_bytes,
+ *       modelkeeper_memory_models_bytes, modelkeeper_memory_working_bytes,
+ *       modelkeeper_memory_unaccounted_bytes</td><td>process memory against its cap</td></tr>
+ *   <tr><td>modelkeeper_model_charged_bytes{model}, modelkeeper_model_measured_bytes{model}</td>
+ *       <td>per resident model: what the budget charges, what was measured</td></tr>
  *   <tr><td>modelkeeper_slow_client_disconnects_total</td><td>bodies too slow: 408 and closed, or
  *       gRPC messages too slow: DEADLINE_EXCEEDED</td></tr>
  * </table>
@@ -92,6 +106,10 @@ final class ServerMetrics implements LifecycleListener {
   private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
   private final Map<String, AtomicReferenceArray<Counter>> grpcCounters = new ConcurrentHashMap<>();
   private final Map<String, Timer> grpcTimers = new ConcurrentHashMap<>();
+
+  private volatile MultiGauge chargedBytes;
+  private volatile MultiGauge measuredBytes;
+  private volatile ModelMemory models;
 
   ServerMetrics(ModelManager manager) {
     this.manager = manager;
@@ -166,6 +184,46 @@ final class ServerMetrics implements LifecycleListener {
     FunctionCounter.builder("modelkeeper.admission.rejections", budget, InflightBytes::rejections)
         .description("requests refused for lack of room in the in-flight budget")
         .register(registry);
+  }
+
+  /**
+   * Publishes process memory (RSS, cap, headroom, the JVM's part, what models and runs are charged)
+   * and, per resident model, what the budget charges it and what it was measured to keep.
+   */
+  void watch(MemoryGuard guard, WithFixedSizeCache budget, ModelMemory models) {
+    Gauge.builder("modelkeeper.process.resident.bytes", guard, MemoryGuard::residentBytes)
+        .description("resident memory (RSS) of the process, sampled every 100 ms")
+        .register(registry);
+    Gauge.builder("modelkeeper.memory.cap.bytes", guard, g -> g.cap().bytes())
+        .description("the cap on the process's resident memory (--max-memory)")
+        .register(registry);
+    Gauge.builder(
+            "modelkeeper.memory.headroom.bytes",
+            guard,
+            g -> g.residentBytes() < 0 ? Double.NaN : g.cap().bytes() - g.residentBytes())
+        .description("the cap minus the process's resident memory")
+        .register(registry);
+    Gauge.builder("modelkeeper.memory.jvm.bytes", guard, MemoryGuard::jvmBytes)
+        .description("the part of the cap set aside for the JVM (heap and the rest)")
+        .register(registry);
+    Gauge.builder("modelkeeper.memory.models.bytes", budget, WithFixedSizeCache::usedBytes)
+        .description("what the budget charges resident and loading models")
+        .register(registry);
+    Gauge.builder("modelkeeper.memory.working.bytes", budget, WithFixedSizeCache::workingBytes)
+        .description("working memory reserved by runs in progress")
+        .register(registry);
+    Gauge.builder("modelkeeper.memory.unaccounted.bytes", budget, WithFixedSizeCache::outsideBytes)
+        .description("process memory above what is accounted for, set aside in the budget")
+        .register(registry);
+    this.chargedBytes =
+        MultiGauge.builder("modelkeeper.model.charged.bytes")
+            .description("what the budget charges the model while it is resident")
+            .register(registry);
+    this.measuredBytes =
+        MultiGauge.builder("modelkeeper.model.measured.bytes")
+            .description("what the model was measured to keep while loaded")
+            .register(registry);
+    this.models = models;
   }
 
   /** Records one connection closed because its body arrived too slowly. */
@@ -295,6 +353,19 @@ final class ServerMetrics implements LifecycleListener {
   /** The Prometheus text exposition of every metric, with the manager read once. */
   String scrape() {
     stats.set(manager.stats());
+    if (models != null) {
+      List<MultiGauge.Row<?>> charged = new ArrayList<>();
+      List<MultiGauge.Row<?>> measured = new ArrayList<>();
+      for (ModelDescription d : manager.describeModels()) {
+        Tags tags = Tags.of("model", d.modelId());
+        charged.add(MultiGauge.Row.of(tags, Math.max(0, d.sizeBytes())));
+        models
+            .measured(d.modelId())
+            .ifPresent(c -> measured.add(MultiGauge.Row.of(tags, c.idleBytes())));
+      }
+      chargedBytes.register(charged, true);
+      measuredBytes.register(measured, true);
+    }
     return registry.scrape();
   }
 

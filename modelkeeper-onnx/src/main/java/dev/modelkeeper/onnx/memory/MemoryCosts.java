@@ -1,0 +1,204 @@
+package dev.modelkeeper.onnx.memory;
+
+import static java.lang.System.Logger.Level.WARNING;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import java.io.IOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The memory cost of each model, measured here and kept in a file (when given one) so that the next
+ * start charges a model its measured cost before its first load. Thread-safe: a private monitor
+ * guards the table and is held for bookkeeping and the (rare) write of the file.
+ *
+ * <p>Models are keyed by {@code name/version}; a cost belongs to the model file of the size it was
+ * measured on, and a file of another size is a model never measured. A file that cannot be read or
+ * parsed is ignored with one WARN (costs are then learned again) and replaced on the next
+ * measurement.
+ */
+public final class MemoryCosts {
+
+  private static final System.Logger LOG = System.getLogger(MemoryCosts.class.getName());
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int FORMAT = 1;
+
+  private final Path file;
+  private final Object lock = new Object();
+
+  @GuardedBy("lock")
+  private final Map<String, MemoryCost> costs = new HashMap<>();
+
+  private MemoryCosts(Path file) {
+    this.file = file;
+    if (file != null) {
+      read();
+    }
+  }
+
+  /** Costs kept in {@code file} (read now when it exists, written on every new measurement). */
+  public static MemoryCosts persistedIn(Path file) {
+    return new MemoryCosts(file);
+  }
+
+  /** Costs kept in memory only. */
+  public static MemoryCosts inMemory() {
+    return new MemoryCosts(null);
+  }
+
+  /** The file the costs are kept in, when there is one. */
+  public Optional<Path> file() {
+    return Optional.ofNullable(file);
+  }
+
+  /**
+   * The cost to charge for {@code modelId} whose file has {@code fileBytes}: the measured one, or
+   * the conservative estimate when this file was never measured.
+   */
+  public MemoryCost costOf(String modelId, long fileBytes) {
+    synchronized (lock) {
+      MemoryCost c = costs.get(modelId);
+      if (c != null && c.fileBytes() == fileBytes) {
+        return c;
+      }
+    }
+    return MemoryCost.estimate(fileBytes);
+  }
+
+  /** The cost known for {@code modelId}, measured or not, whatever its file; empty if none. */
+  public Optional<MemoryCost> known(String modelId) {
+    synchronized (lock) {
+      return Optional.ofNullable(costs.get(modelId));
+    }
+  }
+
+  /** Records a clean measurement of a load of {@code modelId}; returns the cost now charged. */
+  public MemoryCost recordLoad(String modelId, long fileBytes, long peakBytes, long idleBytes) {
+    synchronized (lock) {
+      MemoryCost c = base(modelId, fileBytes).withLoad(peakBytes, idleBytes);
+      costs.put(modelId, c);
+      write();
+      return c;
+    }
+  }
+
+  /**
+   * Records a clean measurement of a run of {@code rows} rows that took {@code bytes} above idle:
+   * kept when it is the first, the largest batch so far, or more than was seen at that batch.
+   */
+  public MemoryCost recordRun(String modelId, long fileBytes, int rows, long bytes) {
+    synchronized (lock) {
+      MemoryCost c = base(modelId, fileBytes);
+      if (!c.runMeasured()
+          || rows > c.workingRows()
+          || (rows == c.workingRows() && bytes > c.workingBytes())) {
+        c = c.withRun(rows, bytes);
+        costs.put(modelId, c);
+        write();
+      }
+      return c;
+    }
+  }
+
+  @GuardedBy("lock")
+  private MemoryCost base(String modelId, long fileBytes) {
+    MemoryCost c = costs.get(modelId);
+    return c != null && c.fileBytes() == fileBytes ? c : MemoryCost.estimate(fileBytes);
+  }
+
+  private void read() {
+    if (!Files.exists(file)) {
+      return;
+    }
+    try {
+      JsonNode root = JSON.readTree(file.toFile());
+      JsonNode models = root == null ? null : root.get("models");
+      if (root == null || root.path("format").asInt() != FORMAT || models == null) {
+        throw new IOException("not a memory-cost file of format " + FORMAT);
+      }
+      Map<String, MemoryCost> read = new HashMap<>();
+      for (Map.Entry<String, JsonNode> e : models.properties()) {
+        read.put(e.getKey(), parse(e.getValue()));
+      }
+      synchronized (lock) {
+        costs.putAll(read);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.log(
+          WARNING,
+          "ignoring the memory-cost file "
+              + file
+              + " ("
+              + e.getMessage()
+              + "); model costs will be measured again and the file rewritten");
+    }
+  }
+
+  private static MemoryCost parse(JsonNode n) throws IOException {
+    String[] required = {"file_bytes", "load_peak_bytes", "idle_bytes", "working_bytes"};
+    for (String key : required) {
+      if (!n.path(key).canConvertToLong() || n.path(key).asLong() < 0) {
+        throw new IOException("an entry lacks a non-negative \"" + key + "\"");
+      }
+    }
+    return new MemoryCost(
+        n.get("file_bytes").asLong(),
+        n.get("load_peak_bytes").asLong(),
+        n.get("idle_bytes").asLong(),
+        n.get("working_bytes").asLong(),
+        n.path("working_rows").asInt(0),
+        n.path("measured").asBoolean(true),
+        n.path("run_measured").asBoolean(false));
+  }
+
+  /** Writes the measured costs to a temporary file, then moves it over the old one. */
+  @GuardedBy("lock")
+  private void write() {
+    if (file == null) {
+      return;
+    }
+    ObjectNode root = JSON.createObjectNode();
+    root.put("format", FORMAT);
+    ObjectNode models = root.putObject("models");
+    costs.entrySet().stream()
+        .filter(e -> e.getValue().measured() || e.getValue().runMeasured())
+        .sorted(Map.Entry.comparingByKey())
+        .forEach(
+            e -> {
+              MemoryCost c = e.getValue();
+              ObjectNode n = models.putObject(e.getKey());
+              n.put("file_bytes", c.fileBytes());
+              n.put("load_peak_bytes", c.loadPeakBytes());
+              n.put("idle_bytes", c.idleBytes());
+              n.put("working_bytes", c.workingBytes());
+              n.put("working_rows", c.workingRows());
+              n.put("measured", c.measured());
+              n.put("run_measured", c.runMeasured());
+            });
+    try {
+      Files.createDirectories(file.toAbsolutePath().getParent());
+      Path tmp = Files.createTempFile(file.toAbsolutePath().getParent(), ".memory-costs", ".tmp");
+      try {
+        JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.toFile(), root);
+        try {
+          Files.move(
+              tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+          Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+        }
+      } finally {
+        Files.deleteIfExists(tmp);
+      }
+    } catch (IOException e) {
+      LOG.log(WARNING, "cannot write the memory-cost file " + file + ": " + e.getMessage());
+    }
+  }
+}

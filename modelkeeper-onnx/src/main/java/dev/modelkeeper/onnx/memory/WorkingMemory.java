@@ -1,0 +1,22 @@
+package dev.modelkeeper.onnx.memory;
+
+import dev.modelkeeper.core.WithFixedSizeCache;
+
+/**
+ * Where a run reserves its working memory before it starts (a server passes its budget's {@link
+ * WithFixedSizeCache#reserveWorking}). Implementations are thread-safe; {@link #reserve} runs on
+ * the thread about to run the model, which holds a lease on it, and may wait (bounded).
+ */
+@FunctionalInterface
+public interface WorkingMemory {
+
+  /** Reserves nothing. */
+  WorkingMemory NONE = (modelId, bytes) -> WithFixedSizeCache.Reservation.NONE;
+
+  /**
+   * Reserves {@code bytes} for one run of {@code modelId}; the run closes the result when it ends.
+   *
+   * @throws dev.modelkeeper.core.CapacityExceededException when no room came in time
+   */
+  WithFixedSizeCache.Reservation reserve(String modelId, long bytes);
+}
