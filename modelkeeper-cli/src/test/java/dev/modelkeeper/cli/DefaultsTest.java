@@ -130,7 +130,16 @@ class DefaultsTest {
         if (getter.getParameterCount() != 0
             || Modifier.isStatic(getter.getModifiers())
             || getter.getDeclaringClass() != ServerConfig.class
-            || Set.of("host", "port", "grpcPort", "repository", "registry", "toString", "hashCode")
+            // the repository and the memory-cost file come from --repository and --cache-dir
+            || Set.of(
+                    "host",
+                    "port",
+                    "grpcPort",
+                    "repository",
+                    "registry",
+                    "memoryCostsFile",
+                    "toString",
+                    "hashCode")
                 .contains(getter.getName())) {
           continue;
         }

@@ -456,11 +456,9 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
         + (options.maxBytes() > 0
             ? ", bytes "
                 + usedBytes
-                + " in models + "
-                + workingBytes
-                + " working + "
-                + outsideBytes
-                + " outside / "
+                + (workingBytes > 0 ? " + " + workingBytes + " working" : "")
+                + (outsideBytes > 0 ? " + " + outsideBytes + " outside the models" : "")
+                + "/"
                 + options.maxBytes()
             : "")
         + ", pinned "

@@ -56,6 +56,10 @@ public final class OnnxModel implements InferenceModel {
   private final long fileBytes;
   private final long sizeBytes;
   private final MemoryCosts costs;
+
+  /** What this model is known to cost: read on every run, so kept here, not looked up. */
+  private volatile MemoryCost cost;
+
   private final WorkingMemory workingMemory;
   private final boolean batched;
   private final java.util.concurrent.atomic.AtomicInteger runProbes =
@@ -80,7 +84,7 @@ public final class OnnxModel implements InferenceModel {
       ModelMetadata metadata,
       ModelConfig config,
       long fileBytes,
-      long sizeBytes,
+      MemoryCost cost,
       MemoryCosts costs,
       WorkingMemory workingMemory,
       OrtSession session,
@@ -91,8 +95,9 @@ public final class OnnxModel implements InferenceModel {
     this.config = config;
     this.trimOnClose = trimOnClose;
     this.fileBytes = fileBytes;
-    this.sizeBytes = sizeBytes;
+    this.sizeBytes = cost.idleBytes();
     this.costs = costs;
+    this.cost = cost;
     this.workingMemory = workingMemory;
     this.session = session;
     this.sessionOptions = sessionOptions;
@@ -151,6 +156,10 @@ public final class OnnxModel implements InferenceModel {
       }
       probe = MemoryMeter.startLoad();
       session = env.createSession(modelFile.toString(), opts);
+      if (options.trimNativeHeapOnClose() && size >= TRIM_MIN_BYTES) {
+        // what the load parsed and freed goes back now: the model is charged what it keeps
+        NativeHeap.trim();
+      }
       MemoryMeter.Reading reading = probe.end();
       probe = null;
       MemoryCost cost = charge(options.memoryCosts(), id, size, reading);
@@ -167,7 +176,7 @@ public final class OnnxModel implements InferenceModel {
           metadata,
           config,
           size,
-          cost.idleBytes(),
+          cost,
           options.memoryCosts(),
           options.workingMemory(),
           session,
@@ -192,8 +201,8 @@ public final class OnnxModel implements InferenceModel {
 
   /**
    * The cost to charge for a model just loaded: a clean reading is recorded as its measured cost;
-   * else the known (or estimated) cost stands, raised to what this load was seen to keep when the
-   * model was never measured (a reading in company may include others' memory: it only raises).
+   * else the known (or estimated) cost stands, raised to what this load was seen to take (a reading
+   * in company may include others' memory, so it only ever raises the charge) and to the floor.
    */
   private static MemoryCost charge(
       MemoryCosts costs, String id, long fileBytes, MemoryMeter.Reading reading) {
@@ -201,17 +210,21 @@ public final class OnnxModel implements InferenceModel {
       return costs.recordLoad(id, fileBytes, reading.peakDelta(), reading.afterDelta());
     }
     MemoryCost known = costs.costOf(id, fileBytes);
-    if (!known.measured() && reading.before() >= 0 && reading.afterDelta() > known.idleBytes()) {
-      return new MemoryCost(
-          fileBytes,
-          Math.max(known.loadPeakBytes(), reading.peakDelta()),
-          reading.afterDelta(),
-          known.workingBytes(),
-          known.workingRows(),
-          false,
-          known.runMeasured());
+    long idle =
+        Math.max(
+            known.idleBytes(), Math.max(reading.afterDelta(), MemoryCost.MEASURED_FLOOR_BYTES));
+    long peak = Math.max(Math.max(known.loadPeakBytes(), reading.peakDelta()), idle);
+    if (idle == known.idleBytes() && peak == known.loadPeakBytes()) {
+      return known;
     }
-    return known;
+    return new MemoryCost(
+        fileBytes,
+        peak,
+        idle,
+        known.workingBytes(),
+        known.workingRows(),
+        known.measured(),
+        known.runMeasured());
   }
 
   @Override
@@ -241,12 +254,12 @@ public final class OnnxModel implements InferenceModel {
   /** The working memory one run of {@code rows} rows takes on top of {@link #sizeBytes()}. */
   @Override
   public long workingBytes(int rows) {
-    return costs.costOf(metadata.id(), fileBytes).workingBytesFor(Math.max(1, rows));
+    return cost.workingBytesFor(Math.max(1, rows));
   }
 
   /** What this model is known to cost now (measured figures as they are learned). */
   public MemoryCost memoryCost() {
-    return costs.costOf(metadata.id(), fileBytes);
+    return cost;
   }
 
   @Override
@@ -298,7 +311,7 @@ public final class OnnxModel implements InferenceModel {
       } else {
         MemoryMeter.Reading r = probe.end();
         if (r.clean()) {
-          costs.recordRun(metadata.id(), fileBytes, rows, r.peakDelta());
+          cost = costs.recordRun(metadata.id(), fileBytes, rows, r.peakDelta());
         }
       }
     }
@@ -334,7 +347,7 @@ public final class OnnxModel implements InferenceModel {
    * larger batch than measured) and the process is otherwise quiet; a few per loaded model at most.
    */
   private MemoryMeter.Probe probeRun(int rows) {
-    MemoryCost c = costs.costOf(metadata.id(), fileBytes);
+    MemoryCost c = cost;
     if (c.runMeasured() && rows <= c.workingRows()) {
       return null;
     }

@@ -216,10 +216,9 @@ class OnnxModelTest {
   }
 
   @Test
-  void sizeBytes_isTheModelFileSize() throws Exception {
-    assertThat(iris.sizeBytes())
-        .isEqualTo(Files.size(TestRepos.modelFile("iris", "1")))
-        .isPositive();
+  void sizeBytes_isTheChargedMemoryCost_andFileBytesTheModelFileSize() throws Exception {
+    assertThat(iris.fileBytes()).isEqualTo(Files.size(TestRepos.modelFile("iris", "1")));
+    assertThat(iris.sizeBytes()).isEqualTo(iris.memoryCost().idleBytes()).isPositive();
   }
 
   @Test

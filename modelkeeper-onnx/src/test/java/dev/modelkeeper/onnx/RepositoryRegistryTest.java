@@ -7,6 +7,8 @@ import dev.modelkeeper.core.BaseModelManager;
 import dev.modelkeeper.core.ModelFactory;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
+import dev.modelkeeper.onnx.memory.MemoryCost;
+import dev.modelkeeper.onnx.memory.MemoryCosts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -134,15 +136,28 @@ class RepositoryRegistryTest {
   }
 
   @Test
-  void predictedSizeBytes_isFileSizeOrConfiguredSize() throws IOException {
+  void predictedSizeBytes_isTheEstimatedLoadPeakOfTheFileOrConfiguredSize() throws IOException {
     ModelFactory f = registry.getModel("iris/1", null);
     assertThat(f.predictedSizeBytes("iris/1"))
-        .isEqualTo(Files.size(root.resolve("iris/1/model.onnx")));
+        .isEqualTo(
+            MemoryCost.estimate(Files.size(root.resolve("iris/1/model.onnx"))).loadPeakBytes());
     Files.writeString(
         root.resolve("iris/1/config.json"),
         "{\"description\": \"d\", \"expected_size_bytes\": 123456}");
-    assertThat(f.predictedSizeBytes("iris/1")).isEqualTo(123456);
+    assertThat(f.predictedSizeBytes("iris/1"))
+        .isEqualTo(MemoryCost.estimate(123456).loadPeakBytes());
     assertThat(f.predictedSizeBytes("../x")).isNegative();
+  }
+
+  @Test
+  void predictedSizeBytes_onceTheModelWasMeasured_isItsMeasuredLoadPeak() throws Exception {
+    MemoryCosts costs = MemoryCosts.inMemory();
+    RepositoryModelRegistry measured =
+        new RepositoryModelRegistry(
+            new LocalModelRepository(root), OnnxModelOptions.defaults().withMemoryCosts(costs));
+    costs.recordLoad("iris/1", Files.size(root.resolve("iris/1/model.onnx")), 900_000, 500_000);
+
+    assertThat(measured.getModel("iris/1", null).predictedSizeBytes("iris/1")).isEqualTo(900_000);
   }
 
   @Test

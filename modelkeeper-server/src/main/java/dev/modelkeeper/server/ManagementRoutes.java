@@ -181,19 +181,11 @@ final class ManagementRoutes {
       row.put("size_bytes", d.sizeBytes());
       row.put("charged_bytes", Math.max(0, d.sizeBytes()));
       Optional<MemoryCost> cost = modelMemory.measured(d.modelId());
-      if (cost.isPresent()) {
-        MemoryCost c = cost.get();
-        row.put("measured_bytes", c.idleBytes());
-        row.put("measured_load_peak_bytes", c.loadPeakBytes());
-        if (c.runMeasured()) {
-          row.put("measured_working_bytes", c.workingBytes());
-          row.put("measured_working_rows", c.workingRows());
-        } else {
-          row.putNull("measured_working_bytes");
-        }
-      } else {
-        row.putNull("measured_bytes");
-      }
+      putOrNull(row, "measured_bytes", cost.map(MemoryCost::idleBytes));
+      putOrNull(row, "measured_load_peak_bytes", cost.map(MemoryCost::loadPeakBytes));
+      Optional<MemoryCost> run = cost.filter(MemoryCost::runMeasured);
+      putOrNull(row, "measured_working_bytes", run.map(MemoryCost::workingBytes));
+      putOrNull(row, "measured_working_rows", run.map(c -> (long) c.workingRows()));
       row.put("load_seconds", d.loadNanos() / 1e9);
       row.put("leases", d.leases());
       row.put("pinned", pinned.contains(d.modelId()));
@@ -220,6 +212,14 @@ final class ManagementRoutes {
     mem.put("working_bytes", budget.workingBytes());
     mem.put("unaccounted_bytes", budget.outsideBytes());
     HttpResult.json(200, json.write(out)).writeTo(ctx);
+  }
+
+  private static void putOrNull(ObjectNode row, String field, Optional<Long> value) {
+    if (value.isPresent()) {
+      row.put(field, value.get());
+    } else {
+      row.putNull(field);
+    }
   }
 
   /** The JSON body; an empty body is an empty object when the model header names the model. */

@@ -336,6 +336,13 @@ public final class ModelKeeperServer implements AutoCloseable {
                 try {
                   manager.addModel(t.modelId(), null, t.alias());
                   LOG.log(Level.INFO, "preloaded {0}", t.key());
+                } catch (ModelKeeperException e) { // the model's or the budget's: one line
+                  LOG.log(
+                      Level.WARNING,
+                      "preloading "
+                          + t.key()
+                          + " failed; it will load on demand: "
+                          + e.getMessage());
                 } catch (RuntimeException e) {
                   LOG.log(
                       Level.ERROR, "preloading " + t.key() + " failed; it will load on demand", e);

@@ -63,9 +63,17 @@ public record MemoryCost(
     return (long) Math.ceil((double) workingBytes * rows / workingRows);
   }
 
-  /** This cost with the load figures measured. */
+  /**
+   * The least a loaded model is charged, measured or not: a session's structures take about this
+   * much, while RSS, read in pages and blurred by the allocator's free lists, may show nothing.
+   */
+  public static final long MEASURED_FLOOR_BYTES = 256L << 10;
+
+  /** This cost with the load figures measured (each at least {@link #MEASURED_FLOOR_BYTES}). */
   MemoryCost withLoad(long peak, long idle) {
-    return new MemoryCost(fileBytes, peak, idle, workingBytes, workingRows, true, runMeasured);
+    long i = Math.max(MEASURED_FLOOR_BYTES, idle);
+    return new MemoryCost(
+        fileBytes, Math.max(i, peak), i, workingBytes, workingRows, true, runMeasured);
   }
 
   /** This cost with a run of {@code rows} rows seen to take {@code bytes} above idle. */

@@ -92,7 +92,8 @@ public final class MemoryCosts {
 
   /**
    * Records a clean measurement of a run of {@code rows} rows that took {@code bytes} above idle:
-   * kept when it is the first, the largest batch so far, or more than was seen at that batch.
+   * kept when it is the first, the largest batch so far (never below the figure it replaces), or
+   * more than was seen at that batch.
    */
   public MemoryCost recordRun(String modelId, long fileBytes, int rows, long bytes) {
     synchronized (lock) {
@@ -100,7 +101,8 @@ public final class MemoryCosts {
       if (!c.runMeasured()
           || rows > c.workingRows()
           || (rows == c.workingRows() && bytes > c.workingBytes())) {
-        c = c.withRun(rows, bytes);
+        // a larger batch never lowers the figure: a reading may miss a short-lived peak
+        c = c.withRun(rows, c.runMeasured() ? Math.max(bytes, c.workingBytes()) : bytes);
         costs.put(modelId, c);
         write();
       }

@@ -15,6 +15,7 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.onnx.TestRepos;
+import dev.modelkeeper.onnx.memory.MemoryCost;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -115,7 +116,9 @@ class HttpModelRepositoryTest {
   @Test
   void predictedSizeBytes_comesFromTheManifestWithoutDownloadingTheModel() throws Exception {
     long size = registry.getModel("mlp-small/2", null).predictedSizeBytes("mlp-small/2");
-    assertThat(size).isEqualTo(Files.size(TestRepos.modelFile("mlp-small", "2")));
+    assertThat(size)
+        .isEqualTo(
+            MemoryCost.estimate(Files.size(TestRepos.modelFile("mlp-small", "2"))).loadPeakBytes());
     assertThat(server.requests("mlp-small/2/model.onnx")).isZero();
   }
 

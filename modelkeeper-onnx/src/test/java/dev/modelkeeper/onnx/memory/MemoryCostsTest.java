@@ -1,0 +1,99 @@
+package dev.modelkeeper.onnx.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.modelkeeper.core.testkit.LogCapture;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.logging.Level;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Measured costs are kept across restarts; a file that cannot be read is ignored with a WARN. */
+class MemoryCostsTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void recordedCosts_surviveARestart_andChargeBeforeTheFirstLoad() {
+    Path file = dir.resolve("memory-costs.json");
+    MemoryCosts first = MemoryCosts.persistedIn(file);
+    first.recordLoad("convnet/1", 67_000_000, 140_000_000, 78_000_000);
+    first.recordRun("convnet/1", 67_000_000, 32, 9_000_000);
+
+    MemoryCosts second = MemoryCosts.persistedIn(file);
+
+    MemoryCost c = second.costOf("convnet/1", 67_000_000);
+    assertThat(c.measured()).isTrue();
+    assertThat(c.loadPeakBytes()).isEqualTo(140_000_000);
+    assertThat(c.idleBytes()).isEqualTo(78_000_000);
+    assertThat(c.workingBytes()).isEqualTo(9_000_000);
+    assertThat(c.workingRows()).isEqualTo(32);
+    assertThat(c.workingBytesFor(64)).isEqualTo(18_000_000);
+    assertThat(c.workingBytesFor(1)).isEqualTo(9_000_000);
+  }
+
+  @Test
+  void aCostOfAnotherFileSize_isNotUsed_theEstimateIs() {
+    MemoryCosts costs = MemoryCosts.inMemory();
+    costs.recordLoad("m/1", 1_000_000, 3_000_000, 2_000_000);
+
+    MemoryCost c = costs.costOf("m/1", 2_000_000);
+
+    assertThat(c.measured()).isFalse();
+    assertThat(c).isEqualTo(MemoryCost.estimate(2_000_000));
+  }
+
+  @Test
+  void theEstimate_isAboveWhatModelsWereMeasuredToTake() {
+    MemoryCost e = MemoryCost.estimate(67_494_826); // the demo convnet: 145 MB peak, 78 MB idle
+    assertThat(e.loadPeakBytes()).isGreaterThan(145_000_000);
+    assertThat(e.idleBytes()).isGreaterThan(78_000_000);
+    assertThat(MemoryCost.estimate(498).idleBytes()).isGreaterThan(300_000); // tiny: ~0.3 MB
+  }
+
+  @Test
+  void aTinyModelMeasuredAtNothing_isChargedTheFloor() {
+    MemoryCost c = MemoryCosts.inMemory().recordLoad("iris/1", 498, 0, 0);
+
+    assertThat(c.idleBytes()).isEqualTo(MemoryCost.MEASURED_FLOOR_BYTES);
+    assertThat(c.loadPeakBytes()).isEqualTo(MemoryCost.MEASURED_FLOOR_BYTES);
+  }
+
+  @Test
+  void aCorruptFile_isIgnoredWithOneWarning_andReplacedOnTheNextMeasurement() throws Exception {
+    Path file = dir.resolve("memory-costs.json");
+    Files.writeString(
+        file, "{\"format\": 1, \"models\": {\"m/1\": {\"file_bytes\": ", StandardCharsets.UTF_8);
+    MemoryCosts costs;
+    try (LogCapture log = LogCapture.of(MemoryCosts.class)) {
+      costs = MemoryCosts.persistedIn(file);
+      assertThat(log.entries()).hasSize(1);
+      assertThat(log.entries().get(0).level()).isEqualTo(Level.WARNING);
+      assertThat(log.entries().get(0).message()).contains(file.toString()).contains("ignoring");
+      assertThat(log.entries().get(0).thrown()).isNull();
+    }
+    assertThat(costs.costOf("m/1", 10).measured()).isFalse();
+
+    costs.recordLoad("m/1", 10, 2_000_000, 1_000_000);
+
+    assertThat(MemoryCosts.persistedIn(file).costOf("m/1", 10).idleBytes()).isEqualTo(1_000_000);
+  }
+
+  @Test
+  void anEntryWithANegativeFigure_makesTheFileIgnored() throws Exception {
+    Path file = dir.resolve("memory-costs.json");
+    Files.writeString(
+        file,
+        "{\"format\": 1, \"models\": {\"m/1\": {\"file_bytes\": 10, \"load_peak_bytes\": -5,"
+            + " \"idle_bytes\": 1, \"working_bytes\": 1}}}",
+        StandardCharsets.UTF_8);
+    try (LogCapture log = LogCapture.of(MemoryCosts.class)) {
+      assertThat(MemoryCosts.persistedIn(file).costOf("m/1", 10).measured()).isFalse();
+      assertThat(log.entries())
+          .singleElement()
+          .satisfies(e -> assertThat(e.message()).contains("load_peak_bytes"));
+    }
+  }
+}
