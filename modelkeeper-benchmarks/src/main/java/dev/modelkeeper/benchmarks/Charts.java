@@ -12,7 +12,7 @@ import java.util.Locale;
 import javax.imageio.ImageIO;
 
 /** Draws the report's PNG charts (headless java.awt). Stateless and thread-safe. */
-final class Charts {
+public final class Charts {
 
   static final String HOT_PATH_PNG = "benchmarks-hotpath.png";
   static final String CHURN_PNG = "benchmarks-churn.png";
@@ -114,11 +114,11 @@ final class Charts {
         });
   }
 
-  private interface Painter {
+  public interface Painter {
     void paint(Graphics2D g, int width, int height);
   }
 
-  private static void write(Path file, int width, int height, Painter painter) throws IOException {
+  public static void write(Path file, int width, int height, Painter painter) throws IOException {
     BufferedImage image = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
     Graphics2D g = image.createGraphics();
     try {

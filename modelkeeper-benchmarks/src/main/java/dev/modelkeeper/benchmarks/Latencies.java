@@ -6,12 +6,12 @@ import java.util.Arrays;
  * Request latencies of one thread, in nanoseconds, kept in full (a churn run records a few hundred
  * thousand). Not thread-safe: each worker owns one and the harness merges them after joining.
  */
-final class Latencies {
+public final class Latencies {
 
   private long[] values = new long[1024];
   private int size;
 
-  void record(long nanos) {
+  public void record(long nanos) {
     if (size == values.length) {
       values = Arrays.copyOf(values, size * 2);
     }
@@ -23,7 +23,7 @@ final class Latencies {
   }
 
   /** All values of {@code parts}, sorted ascending. */
-  static long[] mergeSorted(Iterable<Latencies> parts) {
+  public static long[] mergeSorted(Iterable<Latencies> parts) {
     int total = 0;
     for (Latencies p : parts) {
       total += p.size;
@@ -41,7 +41,7 @@ final class Latencies {
   /**
    * The nearest-rank percentile {@code p} (0 < p <= 100) of ascending {@code sorted}; 0 when empty.
    */
-  static long percentile(long[] sorted, double p) {
+  public static long percentile(long[] sorted, double p) {
     if (!(p > 0 && p <= 100)) {
       throw new IllegalArgumentException("percentile must be in (0, 100], was " + p);
     }

@@ -145,6 +145,7 @@ public final class NativeHeap {
           e.toString());
     } finally {
       TRIMS.incrementAndGet();
+      dev.modelkeeper.onnx.memory.MemoryMeter.nativeHeapTrimmed();
     }
   }
 }

@@ -154,11 +154,15 @@ public final class OnnxModel implements InferenceModel {
           runOpts.addRunConfigEntry("memory.enable_memory_arena_shrinkage", "cpu:0");
         }
       }
+      boolean trim = options.trimNativeHeapOnClose() && size >= TRIM_MIN_BYTES;
+      if (trim) {
+        NativeHeap.trim(); // memory others freed goes back first: it is not this model's
+      }
       probe = MemoryMeter.startLoad();
       session = env.createSession(modelFile.toString(), opts);
-      if (options.trimNativeHeapOnClose() && size >= TRIM_MIN_BYTES) {
+      if (trim) {
         // what the load parsed and freed goes back now: the model is charged what it keeps
-        NativeHeap.trim();
+        probe.trimHere(NativeHeap::trim);
       }
       MemoryMeter.Reading reading = probe.end();
       probe = null;
@@ -391,9 +395,11 @@ public final class OnnxModel implements InferenceModel {
       runOptions = null;
       if (s != null) {
         closed = true;
+        MemoryMeter.unloadStarted();
         try {
           s.close();
         } finally {
+          MemoryMeter.unloadEnded();
           o.close();
           if (r != null) {
             r.close();

@@ -165,6 +165,10 @@ final class ServerMetrics implements LifecycleListener {
     Gauge.builder(name, stats, s -> f.applyAsDouble(s.get())).description(help).register(registry);
   }
 
+  private <T> void gauge(String name, T source, ToDoubleFunction<T> f, String help) {
+    Gauge.builder(name, source, f).description(help).register(registry);
+  }
+
   @Override
   public void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {
     loadTime.record(loadNanos, TimeUnit.NANOSECONDS);
@@ -172,12 +176,16 @@ final class ServerMetrics implements LifecycleListener {
 
   /** Publishes the in-flight request budget: bytes in use, capacity, waits and rejections. */
   void watch(InflightBytes budget) {
-    Gauge.builder("modelkeeper.inflight.request.bytes", budget, InflightBytes::inUse)
-        .description("bytes of request bodies and decoded tensors in flight now")
-        .register(registry);
-    Gauge.builder("modelkeeper.inflight.request.capacity.bytes", budget, InflightBytes::capacity)
-        .description("the in-flight request budget")
-        .register(registry);
+    gauge(
+        "modelkeeper.inflight.request.bytes",
+        budget,
+        InflightBytes::inUse,
+        "bytes of request bodies and decoded tensors in flight now");
+    gauge(
+        "modelkeeper.inflight.request.capacity.bytes",
+        budget,
+        InflightBytes::capacity,
+        "the in-flight request budget");
     FunctionCounter.builder("modelkeeper.admission.waits", budget, InflightBytes::waits)
         .description("requests that waited for room in the in-flight budget")
         .register(registry);
@@ -191,30 +199,41 @@ final class ServerMetrics implements LifecycleListener {
    * and, per resident model, what the budget charges it and what it was measured to keep.
    */
   void watch(MemoryGuard guard, WithFixedSizeCache budget, ModelMemory models) {
-    Gauge.builder("modelkeeper.process.resident.bytes", guard, MemoryGuard::residentBytes)
-        .description("resident memory (RSS) of the process, sampled every 100 ms")
-        .register(registry);
-    Gauge.builder("modelkeeper.memory.cap.bytes", guard, g -> g.cap().bytes())
-        .description("the cap on the process's resident memory (--max-memory)")
-        .register(registry);
-    Gauge.builder(
-            "modelkeeper.memory.headroom.bytes",
-            guard,
-            g -> g.residentBytes() < 0 ? Double.NaN : g.cap().bytes() - g.residentBytes())
-        .description("the cap minus the process's resident memory")
-        .register(registry);
-    Gauge.builder("modelkeeper.memory.jvm.bytes", guard, MemoryGuard::jvmBytes)
-        .description("the part of the cap set aside for the JVM (heap and the rest)")
-        .register(registry);
-    Gauge.builder("modelkeeper.memory.models.bytes", budget, WithFixedSizeCache::usedBytes)
-        .description("what the budget charges resident and loading models")
-        .register(registry);
-    Gauge.builder("modelkeeper.memory.working.bytes", budget, WithFixedSizeCache::workingBytes)
-        .description("working memory reserved by runs in progress")
-        .register(registry);
-    Gauge.builder("modelkeeper.memory.unaccounted.bytes", budget, WithFixedSizeCache::outsideBytes)
-        .description("process memory above what is accounted for, set aside in the budget")
-        .register(registry);
+    gauge(
+        "modelkeeper.process.resident.bytes",
+        guard,
+        MemoryGuard::residentBytes,
+        "resident memory (RSS) of the process, sampled every 100 ms");
+    gauge(
+        "modelkeeper.memory.cap.bytes",
+        guard,
+        g -> g.cap().bytes(),
+        "the cap on the process's resident memory (--max-memory)");
+    gauge(
+        "modelkeeper.memory.headroom.bytes",
+        guard,
+        g -> g.residentBytes() < 0 ? Double.NaN : g.cap().bytes() - g.residentBytes(),
+        "the cap minus the process's resident memory");
+    gauge(
+        "modelkeeper.memory.jvm.bytes",
+        guard,
+        MemoryGuard::jvmBytes,
+        "the part of the cap set aside for the JVM (heap and the rest)");
+    gauge(
+        "modelkeeper.memory.models.bytes",
+        budget,
+        WithFixedSizeCache::usedBytes,
+        "what the budget charges resident and loading models");
+    gauge(
+        "modelkeeper.memory.working.bytes",
+        budget,
+        WithFixedSizeCache::workingBytes,
+        "working memory reserved by runs in progress");
+    gauge(
+        "modelkeeper.memory.unaccounted.bytes",
+        budget,
+        WithFixedSizeCache::outsideBytes,
+        "process memory above what is accounted for, set aside in the budget");
     this.chargedBytes =
         MultiGauge.builder("modelkeeper.model.charged.bytes")
             .description("what the budget charges the model while it is resident")

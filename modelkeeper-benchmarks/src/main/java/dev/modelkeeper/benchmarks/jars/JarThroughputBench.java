@@ -2,9 +2,11 @@ package dev.modelkeeper.benchmarks.jars;
 
 import dev.modelkeeper.benchmarks.BlockingHttpClient;
 import dev.modelkeeper.benchmarks.memory.ClosedLoop;
+import dev.modelkeeper.benchmarks.memory.HarnessOptions;
 import dev.modelkeeper.benchmarks.memory.InferRequest;
 import dev.modelkeeper.benchmarks.memory.MemoryReport;
 import dev.modelkeeper.benchmarks.memory.ServerApi;
+import dev.modelkeeper.benchmarks.memory.ServerProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +24,7 @@ import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -55,6 +58,9 @@ public final class JarThroughputBench implements Callable<Integer> {
   /** The models every server pins, so no load or eviction falls inside a measurement. */
   static final List<String> PINS =
       Stream.of(Workload.values()).map(Workload::model).distinct().toList();
+
+  /** The line that says where a server listens; only the loopback address is accepted. */
+  private static final String SERVING = "ModelKeeper is serving http://127.0.0.1:";
 
   @Spec CommandSpec spec;
 
@@ -115,24 +121,13 @@ public final class JarThroughputBench implements Callable<Integer> {
   Path work;
 
   @Option(
-      names = "--ready-timeout",
-      paramLabel = "SECONDS",
-      defaultValue = "120",
-      description = "How long a server may take to print Ready. (default: ${DEFAULT-VALUE}).")
-  int readySeconds;
-
-  @Option(
       names = "--request-timeout",
       paramLabel = "SECONDS",
       defaultValue = "30",
       description = "How long one HTTP answer may take (default: ${DEFAULT-VALUE}).")
   int requestSeconds;
 
-  @Option(
-      names = "--command",
-      paramLabel = "TEXT",
-      description = "The command written into the report (default: this harness's arguments).")
-  String command;
+  @Mixin HarnessOptions harness;
 
   private JarThroughputBench() {}
 
@@ -173,7 +168,10 @@ public final class JarThroughputBench implements Callable<Integer> {
             seconds,
             warmupSeconds,
             WARMUP_CLIENTS,
-            JarServer.shown(heap, PINS),
+            String.join(
+                " ",
+                launch(Path.of("<shared cache>"))
+                    .command("java", "<jar>", "<free port>", "<shared cache>")),
             requestBytes);
     String text = JarReport.markdown(run, CLIENTS, all);
     Path file = JarReport.save(docs, text);
@@ -189,8 +187,13 @@ public final class JarThroughputBench implements Callable<Integer> {
     Duration timeout = Duration.ofSeconds(requestSeconds);
     log("round %d/%d: starting %s (%s)", round, rounds, side.label(), jar);
     List<Measurement> out = new ArrayList<>();
-    try (JarServer server =
-        JarServer.start(jar, heap, cache, PINS, logs, Duration.ofSeconds(readySeconds))) {
+    try (ServerProcess server =
+        ServerProcess.start(jar, launch(cache), logs, harness.ready(), line -> log("%s", line))) {
+      if (!server.said(SERVING + server.port())) {
+        throw new IllegalStateException(
+            "the server printed Ready. but no 'ModelKeeper is serving http://127.0.0.1:<port>'; "
+                + server);
+      }
       Map<Workload, InferRequest> requests = new EnumMap<>(Workload.class);
       try (BlockingHttpClient http = new BlockingHttpClient("127.0.0.1", server.port(), timeout);
           ServerApi api = new ServerApi(server.port(), timeout)) {
@@ -202,23 +205,12 @@ public final class JarThroughputBench implements Callable<Integer> {
       }
       for (Workload w : Workload.values()) {
         ClosedLoop.Result warm =
-            ClosedLoop.run(
-                server.port(),
-                List.of(requests.get(w)),
-                WARMUP_CLIENTS,
-                Duration.ofSeconds(warmupSeconds),
-                timeout);
+            load(server, requests.get(w), WARMUP_CLIENTS, warmupSeconds, timeout);
         log("  warm-up %s: answers by status %s", w.model(), warm.byStatus());
       }
       for (Workload w : Workload.values()) {
         for (int clients : CLIENTS) {
-          ClosedLoop.Result r =
-              ClosedLoop.run(
-                  server.port(),
-                  List.of(requests.get(w)),
-                  clients,
-                  Duration.ofSeconds(seconds),
-                  timeout);
+          ClosedLoop.Result r = load(server, requests.get(w), clients, seconds, timeout);
           Measurement m = Measurement.of(side, round, w, clients, r);
           out.add(m);
           log(
@@ -235,9 +227,29 @@ public final class JarThroughputBench implements Callable<Integer> {
       if (!server.isAlive()) {
         throw new IllegalStateException("the " + side.label() + " server died; " + server);
       }
-      server.troubleLines(5).forEach(l -> log("  %s server log: %s", side.label(), l));
+      server
+          .linesWhere(l -> l.contains("ERROR") || l.contains("Exception"), 5)
+          .forEach(l -> log("  %s server log: %s", side.label(), l));
     }
     return out;
+  }
+
+  /**
+   * How every server starts, as a user would type it: {@code java -Xmx<heap> -jar <jar> serve
+   * --port <port> --grpc-port -1 --cache-dir <cache> --pin <models>}, serving its bundled demo
+   * models (no {@code --repository}).
+   */
+  private ServerProcess.Launch launch(Path cache) {
+    return ServerProcess.Launch.ofDemo(heap, cache, List.of("--pin", String.join(",", PINS)));
+  }
+
+  /**
+   * {@code clients} closed-loop clients sending {@code request} to {@code server} for {@code s}.
+   */
+  private static ClosedLoop.Result load(
+      ServerProcess server, InferRequest request, int clients, int s, Duration timeout)
+      throws InterruptedException {
+    return ClosedLoop.run(server.port(), List.of(request), clients, Duration.ofSeconds(s), timeout);
   }
 
   private void check() {
@@ -246,7 +258,9 @@ public final class JarThroughputBench implements Callable<Integer> {
     require(rounds >= 1, "--rounds must be at least 1, was " + rounds);
     require(seconds >= 1, "--seconds must be at least 1, was " + seconds);
     require(warmupSeconds >= 0, "--warmup-seconds must not be negative, was " + warmupSeconds);
-    require(readySeconds >= 1, "--ready-timeout must be at least 1, was " + readySeconds);
+    require(
+        harness.readySeconds() >= 1,
+        "--ready-timeout must be at least 1, was " + harness.readySeconds());
     require(requestSeconds >= 1, "--request-timeout must be at least 1, was " + requestSeconds);
   }
 
@@ -275,12 +289,8 @@ public final class JarThroughputBench implements Callable<Integer> {
 
   /** The command for the report: {@code --command}, else the harness's own arguments. */
   private String reportCommand() {
-    return command != null
-        ? command
-        : "java -cp modelkeeper-benchmarks/target/benchmarks.jar "
-            + JarThroughputBench.class.getName()
-            + " "
-            + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+    return harness.command(
+        JarThroughputBench.class.getName(), spec.commandLine().getParseResult().originalArgs());
   }
 
   private static void deleteTree(Path root) {

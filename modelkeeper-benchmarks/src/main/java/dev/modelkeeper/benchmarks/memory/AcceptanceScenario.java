@@ -7,9 +7,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * The memory cap's acceptance run: the server under test with {@code --max-memory} and several
@@ -26,8 +24,6 @@ import picocli.CommandLine.Spec;
 final class AcceptanceScenario implements Callable<Integer> {
 
   @Mixin Setup setup;
-
-  @Spec CommandSpec spec;
 
   @Option(
       names = "--seconds",
@@ -69,13 +65,7 @@ final class AcceptanceScenario implements Callable<Integer> {
             setup.timeouts());
     boolean failed = !r.outOfMemory().isEmpty() || r.died();
     StringBuilder sb = new StringBuilder("### Acceptance: copies of convnet under the cap\n\n");
-    sb.append(
-            MemoryReport.preamble(
-                started,
-                loadBefore,
-                setup.heap,
-                setup.command(spec.root().commandLine().getParseResult().originalArgs())))
-        .append('\n');
+    sb.append(MemoryReport.preamble(started, loadBefore, setup.heap, setup.command())).append('\n');
     sb.append(copies)
         .append(" copies of `convnet` (")
         .append(MemoryReport.mib(BenchRepository.models(repository).get(0).fileBytes()))

@@ -10,9 +10,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * Workload 11's memory churn: the same closed-loop workload (convnet copies and the small models at
@@ -30,8 +28,6 @@ import picocli.CommandLine.Spec;
 final class ChurnScenario implements Callable<Integer> {
 
   @Mixin Setup setup;
-
-  @Spec CommandSpec spec;
 
   @Option(
       names = "--baseline-jar",
@@ -137,13 +133,7 @@ final class ChurnScenario implements Callable<Integer> {
                 "limit of the baseline: " + budgetFlag + " " + budget, base.limitBytes(), 1)));
 
     StringBuilder sb = new StringBuilder("### Churn: memory cap vs file-size budget\n\n");
-    sb.append(
-            MemoryReport.preamble(
-                started,
-                loadBefore,
-                setup.heap,
-                setup.command(spec.root().commandLine().getParseResult().originalArgs())))
-        .append('\n');
+    sb.append(MemoryReport.preamble(started, loadBefore, setup.heap, setup.command())).append('\n');
     sb.append(copies)
         .append(" copies of `convnet` and the demo's small models, ")
         .append(clients)

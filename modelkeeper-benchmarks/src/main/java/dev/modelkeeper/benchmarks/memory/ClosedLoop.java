@@ -1,10 +1,10 @@
 package dev.modelkeeper.benchmarks.memory;
 
 import dev.modelkeeper.benchmarks.BlockingHttpClient;
+import dev.modelkeeper.benchmarks.Latencies;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -47,11 +47,7 @@ public final class ClosedLoop {
 
     /** Nearest-rank percentile {@code p} of the 200 answers' latency, in ms; NaN when none. */
     public double percentileMillis(double p) {
-      if (okNanos.length == 0) {
-        return Double.NaN;
-      }
-      int rank = (int) Math.ceil(p / 100 * okNanos.length);
-      return okNanos[Math.max(0, rank - 1)] / 1e6;
+      return okNanos.length == 0 ? Double.NaN : Latencies.percentile(okNanos, p) / 1e6;
     }
 
     /** Statuses and counts, e.g. {@code 200: 1234, 503: 5}. */
@@ -70,18 +66,14 @@ public final class ClosedLoop {
   /** One client's tallies; written by its thread, read after the join. */
   private static final class Tally {
     final Map<Integer, Long> byStatus = new TreeMap<>();
-    long[] okNanos = new long[1024];
-    int ok;
+    final Latencies ok = new Latencies();
 
     void count(int status) {
       byStatus.merge(status, 1L, Long::sum);
     }
 
     void ok(long nanos) {
-      if (ok == okNanos.length) {
-        okNanos = Arrays.copyOf(okNanos, ok * 2);
-      }
-      okNanos[ok++] = nanos;
+      ok.record(nanos);
     }
   }
 
@@ -118,19 +110,12 @@ public final class ClosedLoop {
     }
     double seconds = (System.nanoTime() - start) / 1e9;
     Map<Integer, Long> byStatus = new TreeMap<>();
-    int oks = 0;
+    List<Latencies> oks = new ArrayList<>();
     for (Tally t : tallies) {
       t.byStatus.forEach((s, n) -> byStatus.merge(s, n, Long::sum));
-      oks += t.ok;
+      oks.add(t.ok);
     }
-    long[] all = new long[oks];
-    int at = 0;
-    for (Tally t : tallies) {
-      System.arraycopy(t.okNanos, 0, all, at, t.ok);
-      at += t.ok;
-    }
-    Arrays.sort(all);
-    return new Result(byStatus, all, seconds);
+    return new Result(byStatus, Latencies.mergeSorted(oks), seconds);
   }
 
   private static void drive(

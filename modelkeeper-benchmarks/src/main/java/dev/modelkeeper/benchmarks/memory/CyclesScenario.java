@@ -11,9 +11,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * Workload 6, memory return: load, one inference and unload of one model, many times over, through
@@ -29,8 +27,6 @@ import picocli.CommandLine.Spec;
 final class CyclesScenario implements Callable<Integer> {
 
   @Mixin Setup setup;
-
-  @Spec CommandSpec spec;
 
   @Option(
       names = "--cycles",
@@ -121,13 +117,7 @@ final class CyclesScenario implements Callable<Integer> {
     }
     double drift = (last - first) / (1024.0 * 1024.0);
     StringBuilder sb = new StringBuilder("### Load/unload cycles (memory return)\n\n");
-    sb.append(
-            MemoryReport.preamble(
-                started,
-                loadBefore,
-                setup.heap,
-                setup.command(spec.root().commandLine().getParseResult().originalArgs())))
-        .append('\n');
+    sb.append(MemoryReport.preamble(started, loadBefore, setup.heap, setup.command())).append('\n');
     sb.append(
         String.format(
             Locale.ROOT,

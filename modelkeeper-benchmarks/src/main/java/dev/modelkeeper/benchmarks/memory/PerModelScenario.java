@@ -12,9 +12,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 /**
  * Each demo model alone and quiet, on a fresh server under test: RSS before its load, the peak
@@ -29,8 +27,6 @@ import picocli.CommandLine.Spec;
 final class PerModelScenario implements Callable<Integer> {
 
   @Mixin Setup setup;
-
-  @Spec CommandSpec spec;
 
   @Option(
       names = "--requests",
@@ -62,7 +58,11 @@ final class PerModelScenario implements Callable<Integer> {
       long batchPeak,
       long afterUnload,
       ServerApi.Charge charge,
-      Map<Integer, Long> statuses) {}
+      Map<Integer, Long> statuses,
+      Alone alone) {}
+
+  /** The model alone in a process of its own ({@link ModelAlone}), RSS in bytes. */
+  private record Alone(long before, long loadPeak, long idle, long runPeak, long afterClose) {}
 
   @Override
   public Integer call() throws Exception {
@@ -80,18 +80,12 @@ final class PerModelScenario implements Callable<Integer> {
                   setup.jar, setup.heap, demo, flags, logs, setup.timeouts().ready());
           RssSampler sampler = new RssSampler(server.pid());
           ServerApi api = new ServerApi(server.port(), setup.timeouts().request())) {
-        rows.add(measure(m, server, sampler, api));
+        rows.add(measure(demo, m, server, sampler, api));
         failed |= !server.outOfMemoryLines().isEmpty() || !server.isAlive();
       }
     }
     StringBuilder sb = new StringBuilder("### Per model, alone and quiet\n\n");
-    sb.append(
-            MemoryReport.preamble(
-                started,
-                loadBefore,
-                setup.heap,
-                setup.command(spec.root().commandLine().getParseResult().originalArgs())))
-        .append('\n');
+    sb.append(MemoryReport.preamble(started, loadBefore, setup.heap, setup.command())).append('\n');
     sb.append("A fresh server (`")
         .append(setup.capFlag)
         .append(' ')
@@ -153,13 +147,18 @@ final class PerModelScenario implements Callable<Integer> {
           .append(work)
           .append(".**\n");
     }
+    sb.append(aloneTable(rows));
     MemoryReport.save(setup.docs, sb.toString());
     System.out.println(sb);
     return failed ? 1 : 0;
   }
 
   private Row measure(
-      BenchRepository.Model m, ServerProcess server, RssSampler sampler, ServerApi api)
+      Path demoRoot,
+      BenchRepository.Model m,
+      ServerProcess server,
+      RssSampler sampler,
+      ServerApi api)
       throws Exception {
     TimeUnit.SECONDS.sleep(settleSeconds);
     long before = sampler.now();
@@ -193,7 +192,8 @@ final class PerModelScenario implements Callable<Integer> {
             batchPeak,
             afterUnload,
             charge,
-            statuses);
+            statuses,
+            alone(demoRoot, m, request.rows()));
     LoadRun.log(
         "%s (pid %d): before %s, load peak %s, idle %s, max batch %s, after unload %s MiB"
             + " (unload answered %d); charged %s, measured %s MiB; requests %s",
@@ -209,6 +209,96 @@ final class PerModelScenario implements Callable<Integer> {
         MemoryReport.mib(charge == null ? -1 : charge.measuredBytes()),
         statuses(statuses));
     return row;
+  }
+
+  /**
+   * Runs {@link ModelAlone} on {@code m} in a JVM of its own with a fixed, pre-touched heap, and
+   * reads its five RSS figures; null when it failed.
+   */
+  private Alone alone(Path demoRoot, BenchRepository.Model m, int rows) throws Exception {
+    Path jar =
+        Path.of(ModelAlone.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    Process p =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xms256m",
+                "-Xmx256m",
+                "-XX:+AlwaysPreTouch",
+                "-cp",
+                jar.toString(),
+                ModelAlone.class.getName(),
+                demoRoot.toString(),
+                m.id(),
+                Integer.toString(rows),
+                Integer.toString(requests))
+            .redirectErrorStream(true)
+            .start();
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    if (!p.waitFor(120, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      return null;
+    }
+    String[] last = out.strip().lines().reduce((a, b) -> b).orElse("").split(" ");
+    if (p.exitValue() != 0 || last.length != 5) {
+      LoadRun.log("%s alone failed (exit %d): %s", m.id(), p.exitValue(), out);
+      return null;
+    }
+    long[] v = java.util.Arrays.stream(last).mapToLong(Long::parseLong).toArray();
+    return new Alone(v[0], v[1], v[2], v[3], v[4]);
+  }
+
+  /** The server's measured figures beside the model alone in its own process. */
+  private static String aloneTable(List<Row> rows) {
+    StringBuilder sb =
+        new StringBuilder(
+            "\n#### Measured cost vs the model alone\n\nThe server's figures (registry"
+                + " `measured_load_peak_bytes`, `measured_bytes`, `measured_working_bytes`"
+                + " scaled to the batch) beside the same model loaded and run alone by `ModelAlone`"
+                + " in a JVM of its own (heap fixed and touched up front, `-Xms256m -Xmx256m"
+                + " -XX:+AlwaysPreTouch`, so only the model moves RSS; sampled every 200 µs),"
+                + " same allocator settings, same batch. MiB above the RSS before the load;"
+                + " working is the run peak minus idle. Target: each ratio within 0.85-1.15.\n\n");
+    sb.append(
+        "| model | rows | load peak: server / alone | ratio | idle: server / alone | ratio |"
+            + " working: server / alone | ratio | alone after close |\n");
+    sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (Row r : rows) {
+      Alone a = r.alone();
+      ServerApi.Charge c = r.charge();
+      if (a == null || c == null) {
+        sb.append("| ").append(r.model().id()).append(" | n/a |||||||\n");
+        continue;
+      }
+      long working =
+          c.measuredWorkingBytes() < 0 || c.measuredWorkingRows() <= 0
+              ? -1
+              : (long)
+                  Math.ceil(
+                      (double) c.measuredWorkingBytes()
+                          * Math.max(r.rows(), c.measuredWorkingRows())
+                          / c.measuredWorkingRows());
+      long aPeak = a.loadPeak() - a.before();
+      long aIdle = a.idle() - a.before();
+      long aWork = a.runPeak() - a.idle();
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %d | %s / %s | %s | %s / %s | %s | %s / %s | %s | %s |\n",
+              r.model().id(),
+              r.rows(),
+              MemoryReport.mib(c.measuredLoadPeakBytes()),
+              MemoryReport.mib(aPeak),
+              MemoryReport.ratio(c.measuredLoadPeakBytes(), aPeak),
+              MemoryReport.mib(c.measuredBytes()),
+              MemoryReport.mib(aIdle),
+              MemoryReport.ratio(c.measuredBytes(), aIdle),
+              MemoryReport.mib(working),
+              MemoryReport.mib(aWork),
+              MemoryReport.ratio(working, aWork),
+              MemoryReport.mib(a.afterClose() - a.before())));
+    }
+    return sb.toString();
   }
 
   private static String statuses(Map<Integer, Long> statuses) {

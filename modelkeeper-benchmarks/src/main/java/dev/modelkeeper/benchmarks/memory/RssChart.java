@@ -1,18 +1,16 @@
 package dev.modelkeeper.benchmarks.memory;
 
+import dev.modelkeeper.benchmarks.Charts;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.FontMetrics;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
 import java.awt.geom.Path2D;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import javax.imageio.ImageIO;
 
 /**
  * A line chart of resident memory over time, one line per run, with limits (a memory cap, a
@@ -49,21 +47,8 @@ final class RssChart {
   /** Draws {@code lines} and {@code limits} titled {@code title} into PNG {@code file}. */
   static void write(Path file, String title, List<Line> lines, List<Limit> limits)
       throws IOException {
-    int width = 1400;
-    int height = 620;
-    BufferedImage image = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
-    Graphics2D g = image.createGraphics();
-    try {
-      g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-      g.setRenderingHint(
-          RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-      draw(g, width, height, title, lines, limits);
-    } finally {
-      g.dispose();
-    }
-    if (!ImageIO.write(image, "png", file.toFile())) {
-      throw new IOException("no PNG writer available");
-    }
+    Charts.write(
+        file, 1400, 620, (g, width, height) -> draw(g, width, height, title, lines, limits));
   }
 
   private static void draw(

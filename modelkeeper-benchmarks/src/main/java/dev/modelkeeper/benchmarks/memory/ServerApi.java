@@ -42,7 +42,18 @@ public final class ServerApi implements AutoCloseable {
    * @param chargedBytes {@code charged_bytes}; -1 when the server does not report it
    * @param measuredBytes {@code measured_bytes}; -1 when absent or null
    */
-  record Charge(long sizeBytes, long chargedBytes, long measuredBytes) {}
+  /**
+   * A model's row of the registry, in bytes (-1 where the server reports nothing).
+   *
+   * @param measuredWorkingRows the batch {@code measuredWorkingBytes} was measured at
+   */
+  record Charge(
+      long sizeBytes,
+      long chargedBytes,
+      long measuredBytes,
+      long measuredLoadPeakBytes,
+      long measuredWorkingBytes,
+      long measuredWorkingRows) {}
 
   /** The inputs of {@code name}/{@code version}; the server loads the model to answer. */
   public List<Input> inputs(String name, String version) throws IOException {
@@ -75,7 +86,12 @@ public final class ServerApi implements AutoCloseable {
     for (JsonNode m : registry().path("models")) {
       if (modelId.equals(m.path("model_id").asText())) {
         return new Charge(
-            m.path("size_bytes").asLong(-1), bytes(m, "charged_bytes"), bytes(m, "measured_bytes"));
+            m.path("size_bytes").asLong(-1),
+            bytes(m, "charged_bytes"),
+            bytes(m, "measured_bytes"),
+            bytes(m, "measured_load_peak_bytes"),
+            bytes(m, "measured_working_bytes"),
+            bytes(m, "measured_working_rows"));
       }
     }
     return null;

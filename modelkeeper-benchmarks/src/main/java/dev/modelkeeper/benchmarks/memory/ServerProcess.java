@@ -9,75 +9,136 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * One ModelKeeper server jar running as a child process on loopback, its stdout and stderr written
- * to files in a folder of its own. Starting waits for {@code Ready.} on stdout; every wait is
- * bounded. Not thread-safe: the harness thread owns it (the RSS sampler only reads {@link #pid}).
+ * to files in a folder of its own: a benchmark repository's server for the memory benchmark, or a
+ * jar serving its bundled demo models for the jar comparison ({@link Launch}). Starting waits for
+ * {@code Ready.} on stdout; every wait is bounded. Not thread-safe: the harness thread owns it (the
+ * RSS sampler only reads {@link #pid}).
  */
-final class ServerProcess implements AutoCloseable {
+public final class ServerProcess implements AutoCloseable {
 
   /** What the server prints on stdout once it accepts requests. */
   private static final String READY = "Ready.";
 
   private static final Duration POLL = Duration.ofMillis(50);
   private static final Duration STOP_GRACE = Duration.ofSeconds(20);
+  private static final Duration KILL_GRACE = Duration.ofSeconds(10);
 
   private final Process process;
   private final int port;
   private final Path stdout;
   private final Path stderr;
   private final List<String> command;
+  private final Consumer<String> log;
 
-  private ServerProcess(Process process, int port, Path stdout, Path stderr, List<String> command) {
+  private ServerProcess(
+      Process process,
+      int port,
+      Path stdout,
+      Path stderr,
+      List<String> command,
+      Consumer<String> log) {
     this.process = process;
     this.port = port;
     this.stdout = stdout;
     this.stderr = stderr;
     this.command = command;
+    this.log = log;
   }
 
   /**
-   * The command line of a server of {@code jar} with heap {@code heap} (e.g. {@code 256m}) on
-   * {@code port}, serving {@code repository}, then {@code flags}.
-   */
-  static List<String> command(
-      Path jar, String heap, int port, Path repository, Path cacheDir, List<String> flags) {
-    List<String> c = new ArrayList<>();
-    c.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    c.add("-Xmx" + heap);
-    c.add("-jar");
-    c.add(jar.toString());
-    c.add("serve");
-    c.add("--host");
-    c.add("127.0.0.1");
-    c.add("--port");
-    c.add(Integer.toString(port));
-    c.add("--grpc-port");
-    c.add("-1");
-    c.add("--repository");
-    c.add(repository.toString());
-    c.add("--cache-dir");
-    c.add(cacheDir.toString());
-    c.addAll(flags);
-    return List.copyOf(c);
-  }
-
-  /**
-   * Starts a server of {@code jar} on a free loopback port and waits up to {@code timeout} for it
-   * to print {@code Ready.}; its logs go to {@code logs}.
+   * How one server is started, apart from its jar, port and logs.
    *
-   * @throws IllegalStateException when it exits or stays silent past {@code timeout}; the message
-   *     carries the end of its stderr
+   * @param heap its {@code -Xmx}, e.g. {@code 256m}
+   * @param loopbackHost whether {@code --host 127.0.0.1} is passed (else the server's default host)
+   * @param repository what {@code --repository} names; empty omits the option, so the server serves
+   *     its bundled demo models
+   * @param cacheDir what {@code --cache-dir} names; empty gives each server a cache of its own in
+   *     its logs folder
+   * @param flags further server options, last on the command line
+   */
+  public record Launch(
+      String heap,
+      boolean loopbackHost,
+      Optional<Path> repository,
+      Optional<Path> cacheDir,
+      List<String> flags) {
+
+    public Launch {
+      flags = List.copyOf(flags);
+    }
+
+    /** A server on 127.0.0.1 serving {@code repository} with a cache of its own. */
+    static Launch ofRepository(String heap, Path repository, List<String> flags) {
+      return new Launch(heap, true, Optional.of(repository), Optional.empty(), flags);
+    }
+
+    /**
+     * A server of its bundled demo models, as a user would start it: default host, no {@code
+     * --repository}, the cache {@code cacheDir}.
+     */
+    public static Launch ofDemo(String heap, Path cacheDir, List<String> flags) {
+      return new Launch(heap, false, Optional.empty(), Optional.of(cacheDir), flags);
+    }
+
+    /**
+     * The command line run by {@code java} of {@code jar} on {@code port} with cache {@code cache};
+     * strings, so a report can show placeholders.
+     */
+    public List<String> command(String java, String jar, String port, String cache) {
+      List<String> c = new ArrayList<>(List.of(java, "-Xmx" + heap, "-jar", jar, "serve"));
+      if (loopbackHost) {
+        c.add("--host");
+        c.add("127.0.0.1");
+      }
+      c.addAll(List.of("--port", port, "--grpc-port", "-1"));
+      repository.ifPresent(r -> c.addAll(List.of("--repository", r.toString())));
+      c.add("--cache-dir");
+      c.add(cache);
+      c.addAll(flags);
+      return List.copyOf(c);
+    }
+  }
+
+  /**
+   * Starts a server of {@code jar} on {@code 127.0.0.1} serving {@code repository}, then {@code
+   * flags}, with a cache of its own; see {@link #start(Path, Launch, Path, Duration, Consumer)}.
    */
   static ServerProcess start(
       Path jar, String heap, Path repository, List<String> flags, Path logs, Duration timeout)
       throws IOException, InterruptedException {
+    return start(jar, Launch.ofRepository(heap, repository, flags), logs, timeout, line -> {});
+  }
+
+  /**
+   * Starts a server of {@code jar} as {@code launch} says on a free loopback port and waits up to
+   * {@code timeout} for it to print {@code Ready.}; its logs go to {@code logs}, and what stopping
+   * it has to force goes to {@code log}.
+   *
+   * @throws IllegalStateException when it exits or stays silent past {@code timeout}; the message
+   *     carries the end of its stderr
+   */
+  public static ServerProcess start(
+      Path jar, Launch launch, Path logs, Duration timeout, Consumer<String> log)
+      throws IOException, InterruptedException {
     Files.createDirectories(logs);
     int port = freePort();
+    Path cache =
+        launch.cacheDir().isPresent()
+            ? launch.cacheDir().get()
+            : Files.createDirectories(logs.resolve("cache"));
     List<String> command =
-        command(jar, heap, port, repository, Files.createDirectories(logs.resolve("cache")), flags);
+        launch.command(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            jar.toString(),
+            Integer.toString(port),
+            cache.toString());
     Path out = logs.resolve("stdout.log");
     Path err = logs.resolve("stderr.log");
     Process p =
@@ -86,7 +147,7 @@ final class ServerProcess implements AutoCloseable {
             .redirectError(err.toFile())
             .redirectInput(ProcessBuilder.Redirect.from(nullDevice()))
             .start();
-    ServerProcess server = new ServerProcess(p, port, out, err, command);
+    ServerProcess server = new ServerProcess(p, port, out, err, command, log);
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!server.said(READY)) {
       if (!p.isAlive()) {
@@ -136,15 +197,15 @@ final class ServerProcess implements AutoCloseable {
     }
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
-  long pid() {
+  public long pid() {
     return process.pid();
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process.isAlive();
   }
 
@@ -153,16 +214,24 @@ final class ServerProcess implements AutoCloseable {
   }
 
   /** Whether its stdout or stderr so far contains {@code text}. */
-  boolean said(String text) throws IOException {
+  public boolean said(String text) throws IOException {
     return read(stdout).contains(text) || read(stderr).contains(text);
   }
 
   /** The lines of its logs that mention an {@code OutOfMemoryError}, at most ten. */
   List<String> outOfMemoryLines() throws IOException {
+    return linesWhere(line -> line.contains("OutOfMemoryError"), 10);
+  }
+
+  /**
+   * The lines of its stdout, then its stderr, that pass {@code test}, stripped, at most {@code
+   * max}.
+   */
+  public List<String> linesWhere(Predicate<String> test, int max) throws IOException {
     List<String> found = new ArrayList<>();
-    for (Path log : List.of(stdout, stderr)) {
-      for (String line : read(log).split("\n", -1)) {
-        if (line.contains("OutOfMemoryError") && found.size() < 10) {
+    for (Path file : List.of(stdout, stderr)) {
+      for (String line : read(file).split("\n", -1)) {
+        if (test.test(line) && found.size() < max) {
           found.add(line.strip());
         }
       }
@@ -183,7 +252,8 @@ final class ServerProcess implements AutoCloseable {
 
   /**
    * Stops it: SIGTERM, then a kill if it has not exited after {@code STOP_GRACE}; both waits
-   * bounded.
+   * bounded. The kill, and a process that outlives the kill's grace too (left to the OS), are named
+   * in the log given to {@link #start(Path, Launch, Path, Duration, Consumer)}.
    */
   @Override
   public void close() {
@@ -193,8 +263,17 @@ final class ServerProcess implements AutoCloseable {
     process.destroy();
     try {
       if (!process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+        log.accept(
+            String.format(
+                Locale.ROOT,
+                "pid %d ignored SIGTERM for %d s; killing it",
+                process.pid(),
+                STOP_GRACE.toSeconds()));
         process.destroyForcibly();
-        process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+        if (!process.waitFor(KILL_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+          log.accept(
+              String.format(Locale.ROOT, "pid %d is still alive after SIGKILL", process.pid()));
+        }
       }
     } catch (InterruptedException e) {
       process.destroyForcibly();

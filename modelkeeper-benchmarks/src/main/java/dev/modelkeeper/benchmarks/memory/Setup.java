@@ -6,12 +6,16 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * The options every scenario shares (a picocli mixin): where the jars, the demo models and the
- * reports are, the server's heap and memory cap, and the harness's timeouts. Filled by picocli,
- * then read by one scenario on the harness thread; not thread-safe.
+ * reports are, the server's heap and memory cap, and the harness's timeouts ({@link HarnessOptions}
+ * holds those the jar comparison shares too). Filled by picocli, then read by one scenario on the
+ * harness thread; not thread-safe.
  */
 final class Setup {
 
@@ -88,28 +92,20 @@ final class Setup {
   int rows;
 
   @Option(
-      names = "--ready-timeout",
-      paramLabel = "SECONDS",
-      defaultValue = "120",
-      description = "How long a server may take to print Ready. (default: ${DEFAULT-VALUE}).")
-  int readySeconds;
-
-  @Option(
       names = "--request-timeout",
       paramLabel = "SECONDS",
       defaultValue = "120",
       description = "How long one HTTP answer may take (default: ${DEFAULT-VALUE}).")
   int requestSeconds;
 
-  @Option(
-      names = "--command",
-      paramLabel = "TEXT",
-      description = "The command written into the report (default: this harness's arguments).")
-  String command;
+  @Mixin HarnessOptions harness;
+
+  /** The scenario this is mixed into. */
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec scenario;
 
   LoadRun.Timeouts timeouts() {
-    return new LoadRun.Timeouts(
-        Duration.ofSeconds(readySeconds), Duration.ofSeconds(requestSeconds));
+    return new LoadRun.Timeouts(harness.ready(), Duration.ofSeconds(requestSeconds));
   }
 
   /** The work folder, created when not given. */
@@ -159,12 +155,8 @@ final class Setup {
   }
 
   /** The command for the report: {@code --command}, else the harness's own arguments. */
-  String command(List<String> args) {
-    return command != null
-        ? command
-        : "java -cp modelkeeper-benchmarks/target/benchmarks.jar "
-            + MemoryBench.class.getName()
-            + " "
-            + String.join(" ", args);
+  String command() {
+    return harness.command(
+        MemoryBench.class.getName(), scenario.root().commandLine().getParseResult().originalArgs());
   }
 }

@@ -28,6 +28,7 @@ public final class MemoryMeter {
   private static final AtomicLong LOADS_STARTED = new AtomicLong();
   private static final LongAdder ACTIVE_RUNS = new LongAdder();
   private static final LongAdder RUNS_STARTED = new LongAdder();
+  private static final AtomicLong TRIMS = new AtomicLong();
   private static final Set<Probe> OPEN = ConcurrentHashMap.newKeySet();
   private static final Thread SAMPLER = sampler();
 
@@ -38,6 +39,25 @@ public final class MemoryMeter {
     ACTIVE_LOADS.incrementAndGet();
     LOADS_STARTED.incrementAndGet();
     return open(true);
+  }
+
+  /**
+   * Counts an unload (a session closing) while it runs: loads measured meanwhile are not clean.
+   * Call {@link #unloadEnded()} in a finally block.
+   */
+  public static void unloadStarted() {
+    ACTIVE_LOADS.incrementAndGet();
+    LOADS_STARTED.incrementAndGet();
+  }
+
+  /** Ends an unload counted by {@link #unloadStarted()}. */
+  public static void unloadEnded() {
+    ACTIVE_LOADS.decrementAndGet();
+  }
+
+  /** Counts a trim of the native heap, which lowers RSS: probes open meanwhile are not clean. */
+  public static void nativeHeapTrimmed() {
+    TRIMS.incrementAndGet();
   }
 
   /**
@@ -101,6 +121,8 @@ public final class MemoryMeter {
     private final long before;
     private final long loadsSeen;
     private final long runsSeen;
+    private final long trimsSeen;
+    private int ownTrims;
     private final boolean aloneAtStart;
     private final AtomicLong peak;
 
@@ -108,6 +130,7 @@ public final class MemoryMeter {
       this.load = load;
       this.loadsSeen = LOADS_STARTED.get();
       this.runsSeen = RUNS_STARTED.sum();
+      this.trimsSeen = TRIMS.get();
       this.aloneAtStart =
           ACTIVE_LOADS.get() == (load ? 1 : 0) && ACTIVE_RUNS.sum() == (load ? 0 : 1);
       this.before = ProcessMemory.residentBytes();
@@ -116,6 +139,15 @@ public final class MemoryMeter {
 
     void see(long rss) {
       peak.accumulateAndGet(rss, Math::max);
+    }
+
+    /**
+     * Runs {@code trim} (a native-heap trim) as part of this operation, so that its effect on RSS
+     * counts as the operation's own; on the probe's thread.
+     */
+    public void trimHere(Runnable trim) {
+      ownTrims++;
+      trim.run();
     }
 
     /** Closes the probe and returns what it saw; call once. */
@@ -127,7 +159,8 @@ public final class MemoryMeter {
           aloneAtStart
               && before >= 0
               && LOADS_STARTED.get() == loadsSeen
-              && RUNS_STARTED.sum() == runsSeen;
+              && RUNS_STARTED.sum() == runsSeen
+              && TRIMS.get() == trimsSeen + ownTrims;
       if (load) {
         ACTIVE_LOADS.decrementAndGet();
       } else {
