@@ -347,13 +347,14 @@ public final class OnnxModel implements InferenceModel {
   }
 
   /**
-   * A probe around this run when its working memory is still to be learned (never measured, or a
-   * larger batch than measured) and the process is otherwise quiet; a few per loaded model at most.
+   * A probe around this run when it may teach the working memory (at least the batch measured so
+   * far: one run's reading can miss what later runs of the same batch take as the arena settles)
+   * and the process is otherwise quiet; the first {@link #MAX_RUN_PROBES} such runs per load.
    */
   private MemoryMeter.Probe probeRun(int rows) {
     MemoryCost c = cost;
-    if (c.runMeasured() && rows <= c.workingRows()) {
-      return null;
+    if (c.runMeasured() && rows < c.workingRows()) {
+      return null; // a smaller batch than measured teaches nothing
     }
     if (runProbes.get() >= MAX_RUN_PROBES) {
       return null;

@@ -3,6 +3,7 @@ package dev.modelkeeper.benchmarks.memory;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.ModelMetadata;
+import dev.modelkeeper.onnx.NativeHeap;
 import dev.modelkeeper.onnx.OnnxModel;
 import dev.modelkeeper.onnx.OnnxModelOptions;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
@@ -23,7 +24,9 @@ import java.util.concurrent.locks.LockSupport;
  * The reference figures of the per-model table: one model alone in a process of its own, no server
  * around it. Run it in a JVM whose heap is fixed and touched up front ({@code -Xms -Xmx
  * -XX:+AlwaysPreTouch}), so the heap adds nothing to RSS while it runs; a thread samples RSS every
- * 200 µs. Prints one line: {@code before loadPeak idle runPeak afterClose} in bytes.
+ * 200 µs. One load, run and close of the model goes first, unmeasured, so that the JVM's first use
+ * of the code and ONNX Runtime's first session are not counted. Prints one line: {@code before
+ * loadPeak idle runPeak afterClose} in bytes.
  *
  * <p>Usage: {@code ModelAlone <repository> <name/version> <rows> <runs>}. Not thread-safe; a
  * program.
@@ -54,6 +57,16 @@ public final class ModelAlone {
     RepositoryModelRegistry registry =
         new RepositoryModelRegistry(
             new LocalModelRepository(repository), OnnxModelOptions.defaults());
+    // one full cycle first, so that class loading, compiled code and ONNX Runtime's first
+    // session are behind us and only the model moves RSS in the measured cycle
+    OnnxModel warmUp = (OnnxModel) registry.getModel(id, null).create(id, null);
+    Map<String, Tensor> warmInputs = zeros(warmUp.metadata(), rows);
+    for (int i = 0; i < runs; i++) {
+      warmUp.infer(warmInputs, Set.of());
+      System.gc();
+    }
+    warmUp.clearCache();
+    NativeHeap.trim();
     System.gc();
     Thread.sleep(500); // let the JVM settle: this program's own pause, not a thread ordering
     long before = ProcessMemory.residentBytes();
@@ -67,10 +80,13 @@ public final class ModelAlone {
     Map<String, Tensor> inputs = zeros(model.metadata(), rows);
     for (int i = 0; i < runs; i++) {
       model.infer(inputs, Set.of());
+      // ONNX Runtime's Java API copies each input into a direct buffer that only a GC frees; a
+      // server's request traffic collects them all the time, this loop would pile them up
+      System.gc();
     }
     long runPeak = peak.get();
     model.clearCache();
-    Thread.sleep(1_000); // the native-heap trim runs once unloads pause
+    NativeHeap.trim();
     long afterClose = ProcessMemory.residentBytes();
     sampler.interrupt();
     System.out.println(before + " " + loadPeak + " " + idle + " " + runPeak + " " + afterClose);

@@ -19,10 +19,11 @@ import java.util.concurrent.TimeUnit;
  * beyond the heap now, plus room for that to grow) and the rest, which becomes the byte budget of
  * models and runs (each model charged its measured cost, each run its working memory). Every 100 ms
  * the guard reads the process's RSS and compares it with what is accounted for. Memory that nothing
- * accounts for (a native allocator keeping freed blocks, a model costing more than charged) is
- * first handed back to the system with a native-heap trim; what remains, once the process nears the
- * cap, is set aside in the budget as outside bytes, which evicts idle models. It is released again,
- * after five seconds below it, as the excess goes away.
+ * accounts for (a native allocator keeping freed blocks, input buffers awaiting a GC, a model
+ * costing more than charged) is first handed back to the system with a GC and a native-heap trim
+ * (at most once a second); what remains, once the process nears the cap, is set aside in the budget
+ * as outside bytes, which evicts idle models. It is released again, after five seconds below it, as
+ * the excess goes away.
  */
 public final class MemoryGuard implements AutoCloseable {
 
@@ -136,6 +137,9 @@ public final class MemoryGuard implements AutoCloseable {
     boolean near = rss > cap.bytes() - cap.bytes() / 16;
     if (unaccounted > 0 && near && System.nanoTime() - lastTrimNanos >= TRIM_INTERVAL_NANOS) {
       lastTrimNanos = System.nanoTime();
+      // ONNX Runtime's Java API copies inputs into direct buffers that only a GC frees: collect
+      // them, then hand the allocator's free memory back
+      System.gc();
       NativeHeap.trim();
       rss = ProcessMemory.residentBytes();
       residentBytes = rss;
