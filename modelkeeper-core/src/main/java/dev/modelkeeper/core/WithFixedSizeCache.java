@@ -15,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -290,8 +291,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
 
   private final class WorkingReservation implements Reservation {
     private final long bytes;
-    private final java.util.concurrent.atomic.AtomicBoolean open =
-        new java.util.concurrent.atomic.AtomicBoolean(true);
+    private final AtomicBoolean open = new AtomicBoolean(true);
 
     WorkingReservation(long bytes) {
       this.bytes = bytes;

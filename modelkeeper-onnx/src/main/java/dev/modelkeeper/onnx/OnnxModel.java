@@ -22,11 +22,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -62,8 +64,7 @@ public final class OnnxModel implements InferenceModel {
 
   private final WorkingMemory workingMemory;
   private final boolean batched;
-  private final java.util.concurrent.atomic.AtomicInteger runProbes =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger runProbes = new AtomicInteger();
   private final Map<String, TensorSpec> inputSpecs;
   private final Map<String, TensorSpec> outputSpecs;
   private final boolean trimOnClose;
@@ -324,7 +325,7 @@ public final class OnnxModel implements InferenceModel {
   @GuardedBy("lock")
   private Map<String, Tensor> run(
       OrtSession s, Map<String, OnnxTensor> ortInputs, List<String> outputs) throws OrtException {
-    java.util.Set<String> names = new java.util.LinkedHashSet<>(outputs);
+    Set<String> names = new LinkedHashSet<>(outputs);
     try (OrtSession.Result result =
         runOptions == null ? s.run(ortInputs, names) : s.run(ortInputs, names, runOptions)) {
       Map<String, Tensor> out = new LinkedHashMap<>();
