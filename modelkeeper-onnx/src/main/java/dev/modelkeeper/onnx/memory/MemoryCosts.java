@@ -151,14 +151,41 @@ public final class MemoryCosts {
         throw new IOException("an entry lacks a non-negative \"" + key + "\"");
       }
     }
+    long file = n.get("file_bytes").asLong();
+    long bound = plausibleBytes(file);
+    for (String key : required) {
+      if (!key.equals("file_bytes") && n.get(key).asLong() > bound) {
+        throw new IOException(
+            "an entry's \""
+                + key
+                + "\" of "
+                + n.get(key).asLong()
+                + " bytes is not plausible for a"
+                + " model file of "
+                + file
+                + " bytes (at most "
+                + bound
+                + ")");
+      }
+    }
     return new MemoryCost(
-        n.get("file_bytes").asLong(),
+        file,
         n.get("load_peak_bytes").asLong(),
         n.get("idle_bytes").asLong(),
         n.get("working_bytes").asLong(),
         n.path("working_rows").asInt(0),
         n.path("measured").asBoolean(true),
         n.path("run_measured").asBoolean(false));
+  }
+
+  /**
+   * The most a model file of {@code fileBytes} can plausibly cost: a figure above it in the file is
+   * damage, and would otherwise refuse the model (507) forever, since it is never loaded again to
+   * be measured anew.
+   */
+  static long plausibleBytes(long fileBytes) {
+    long gib = 1L << 30;
+    return fileBytes > Long.MAX_VALUE / 64 - gib ? Long.MAX_VALUE : 64 * fileBytes + gib;
   }
 
   /** Writes the measured costs to a temporary file, then moves it over the old one. */

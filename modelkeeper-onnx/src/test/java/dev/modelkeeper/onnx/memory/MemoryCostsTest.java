@@ -96,4 +96,23 @@ class MemoryCostsTest {
           .satisfies(e -> assertThat(e.message()).contains("load_peak_bytes"));
     }
   }
+
+  @Test
+  void anEntryWithAnImplausibleFigure_makesTheFileIgnored_soTheModelIsNotRefusedForever()
+      throws Exception {
+    // regression: a damaged file claiming 9e18 bytes for iris answered 507 on every load
+    Path file = dir.resolve("memory-costs.json");
+    Files.writeString(
+        file,
+        "{\"format\": 1, \"models\": {\"iris/1\": {\"file_bytes\": 498, \"load_peak_bytes\":"
+            + " 9000000000000000000, \"idle_bytes\": 1, \"working_bytes\": 1}}}",
+        StandardCharsets.UTF_8);
+    try (LogCapture log = LogCapture.of(MemoryCosts.class)) {
+      MemoryCost c = MemoryCosts.persistedIn(file).costOf("iris/1", 498);
+      assertThat(c).isEqualTo(MemoryCost.estimate(498));
+      assertThat(log.entries())
+          .singleElement()
+          .satisfies(e -> assertThat(e.message()).contains("not plausible"));
+    }
+  }
 }
