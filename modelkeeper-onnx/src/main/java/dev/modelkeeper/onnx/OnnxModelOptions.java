@@ -12,10 +12,10 @@ import dev.modelkeeper.onnx.memory.WorkingMemory;
  * @param intraOpThreads threads one inference may use (≥ 1); 1 suits servers that run many requests
  *     at once
  * @param interOpThreads threads that run independent operators of one inference in parallel (≥ 1)
- * @param cpuArena whether the session allocates through ONNX Runtime's arena; the weights are kept
- *     outside it and a model of at least 1 MiB returns the arena's free memory after each run, so
- *     memory comes back (off: every tensor through the system allocator, which keeps freed blocks
- *     per thread)
+ * @param cpuArena whether sessions of models of at least 1 MiB allocate through ONNX Runtime's
+ *     arena; the weights are kept outside it and the arena's free memory is returned after each
+ *     run, so memory comes back (off, and always for smaller models: every tensor through the
+ *     system allocator, which keeps freed blocks per thread)
  * @param trimNativeHeapOnClose whether closing a model of at least 1 MiB schedules the return of
  *     freed native memory to the operating system once unloads pause (without it glibc keeps a few
  *     hundred MB of freed memory under load/unload churn)

@@ -9,6 +9,7 @@ import dev.modelkeeper.core.ModelRegistry;
 import dev.modelkeeper.core.Ticker;
 import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.OnnxModelOptions;
+import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
@@ -103,6 +104,8 @@ public final class ModelKeeperServer implements AutoCloseable {
     Json json = new Json();
     ErrorMapper errors = new ErrorMapper(json);
     this.resolver = new ModelResolver(config.repository(), Ticker.system());
+    // ONNX Runtime's process-wide state is the JVM's part of the cap, not the first model's
+    OnnxRuntimeState.ensureStarted();
     this.memory = MemoryGuard.split(MemoryCap.choose(config.maxMemory()));
     this.memoryCosts =
         config.memoryCostsFile() != null

@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -61,18 +60,15 @@ final class RequestRunner {
     int pool = POOLS.incrementAndGet();
     AtomicInteger ids = new AtomicInteger();
     this.workers =
-        new ThreadPoolExecutor(
+        IdleFirstPool.create(
             threads,
-            threads,
+            Math.max(64, threads * 16),
             30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(Math.max(64, threads * 16)),
             r -> {
               Thread t = new Thread(r, "modelkeeper-worker-" + pool + "-" + ids.incrementAndGet());
               t.setDaemon(true);
               return t;
             });
-    this.workers.allowCoreThreadTimeOut(true);
     this.modelRuns = new Semaphore(Math.max(1, threads / 2));
     this.timeout = timeout;
     this.errors = errors;

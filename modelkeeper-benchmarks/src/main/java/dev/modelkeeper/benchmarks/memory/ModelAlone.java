@@ -12,6 +12,7 @@ import dev.modelkeeper.onnx.TensorSpec;
 import dev.modelkeeper.onnx.memory.ProcessMemory;
 import java.lang.reflect.Array;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,8 +29,14 @@ import java.util.concurrent.locks.LockSupport;
  * of the code and ONNX Runtime's first session are not counted. Prints one line: {@code before
  * loadPeak idle runPeak afterClose} in bytes.
  *
- * <p>Usage: {@code ModelAlone <repository> <name/version> <rows> <runs>}. Not thread-safe; a
- * program.
+ * <p>A small model's whole cost is a few dozen pages, less than the RSS of a JVM moves on its own;
+ * with {@code copies} above 1 the program loads that many sessions of the model one after another,
+ * runs each once, then closes them all, and prints the figures of one copy: the load peak, idle and
+ * after-close figures are {@code before} plus the total's growth divided by {@code copies}, the run
+ * peak is the idle figure plus the most the runs (one at a time) added above all copies idle.
+ *
+ * <p>Usage: {@code ModelAlone <repository> <name/version> <rows> <runs> [copies]}. Not thread-safe;
+ * a program.
  */
 public final class ModelAlone {
 
@@ -42,6 +49,7 @@ public final class ModelAlone {
     String id = args[1];
     int rows = Integer.parseInt(args[2]);
     int runs = Integer.parseInt(args[3]);
+    int copies = args.length > 4 ? Integer.parseInt(args[4]) : 1;
     AtomicLong peak = new AtomicLong();
     Thread sampler =
         new Thread(
@@ -72,22 +80,30 @@ public final class ModelAlone {
     long before = ProcessMemory.residentBytes();
     peak.set(before);
     sampler.start();
-    OnnxModel model = (OnnxModel) registry.getModel(id, null).create(id, null);
-    long loadPeak = peak.get();
+    List<OnnxModel> models = new ArrayList<>();
+    for (int c = 0; c < copies; c++) {
+      models.add((OnnxModel) registry.getModel(id, null).create(id, null));
+    }
+    long loadPeak = before + (peak.get() - before) / copies;
     Thread.sleep(500);
-    long idle = ProcessMemory.residentBytes();
-    peak.set(idle);
-    Map<String, Tensor> inputs = zeros(model.metadata(), rows);
+    long allIdle = ProcessMemory.residentBytes();
+    long idle = before + (allIdle - before) / copies;
+    peak.set(allIdle);
+    Map<String, Tensor> inputs = zeros(models.get(0).metadata(), rows);
     for (int i = 0; i < runs; i++) {
-      model.infer(inputs, Set.of());
+      for (OnnxModel model : models) {
+        model.infer(inputs, Set.of());
+      }
       // ONNX Runtime's Java API copies each input into a direct buffer that only a GC frees; a
       // server's request traffic collects them all the time, this loop would pile them up
       System.gc();
     }
-    long runPeak = peak.get();
-    model.clearCache();
+    long runPeak = idle + (peak.get() - allIdle);
+    for (OnnxModel model : models) {
+      model.clearCache();
+    }
     NativeHeap.trim();
-    long afterClose = ProcessMemory.residentBytes();
+    long afterClose = before + (ProcessMemory.residentBytes() - before) / copies;
     sampler.interrupt();
     System.out.println(before + " " + loadPeak + " " + idle + " " + runPeak + " " + afterClose);
   }

@@ -26,6 +26,8 @@ import picocli.CommandLine.Option;
     description = "Every demo model alone on a fresh server: RSS at each step vs its charge.")
 final class PerModelScenario implements Callable<Integer> {
 
+  private static final int ALONE_COPIES_OF_SMALL_MODELS = 100;
+
   @Mixin Setup setup;
 
   @Option(
@@ -33,6 +35,14 @@ final class PerModelScenario implements Callable<Integer> {
       defaultValue = "20",
       description = "Requests at the largest batch per model (default: ${DEFAULT-VALUE}).")
   int requests;
+
+  @Option(
+      names = "--learning-cycles",
+      defaultValue = "5",
+      description =
+          "Unmeasured load, requests and unload cycles before the measured load; the server charges"
+              + " the median of a model's latest load readings (default: ${DEFAULT-VALUE}).")
+  int learningCycles;
 
   @Option(
       names = "--settle-seconds",
@@ -92,8 +102,10 @@ final class PerModelScenario implements Callable<Integer> {
         .append(setup.cap)
         .append("`) per model, which first loads it, serves it ")
         .append(requests)
-        .append(" requests and unloads it unmeasured (so that the JVM's first use of the code and")
-        .append(" ONNX Runtime's first session are behind the measured cycle). Before: ")
+        .append(" requests and unloads it, unmeasured, ")
+        .append(learningCycles)
+        .append(" times (so that the JVM's first use of the code is behind the measured cycle")
+        .append(" and the server has readings of the model). Before: ")
         .append(settleSeconds)
         .append(
             " s after `Ready.`; load peak: the largest sample while `GET /v2/models/<name>/versions/<v>`")
@@ -216,18 +228,29 @@ final class PerModelScenario implements Callable<Integer> {
   }
 
   /**
-   * One unmeasured cycle of {@code m} on the server (load, requests at its largest batch, unload),
-   * so that the JVM's first use of the code and ONNX Runtime's first session are behind the
-   * measured cycle, as in a server that has served other models; the server measures the model
-   * again on the next load.
+   * Unmeasured cycles of {@code m} on the server (load, requests at its largest batch, unload), so
+   * that the JVM's first use of the code is behind the measured cycle, as in a server that has
+   * served other models, and the server has readings of the model to take the median of; the server
+   * measures the model again on the next load.
    */
   private void warmUp(BenchRepository.Model m, ServerApi api) throws Exception {
-    List<ServerApi.Input> inputs = api.inputs(m.name(), m.version());
-    InferRequest request = InferRequest.of(m.name(), m.version(), inputs, m.rows(setup.rows));
-    for (int i = 0; i < requests; i++) {
-      api.infer(request);
+    for (int c = 0; c < Math.max(1, learningCycles); c++) {
+      List<ServerApi.Input> inputs = api.inputs(m.name(), m.version());
+      InferRequest request = InferRequest.of(m.name(), m.version(), inputs, m.rows(setup.rows));
+      for (int i = 0; i < requests; i++) {
+        api.infer(request);
+      }
+      api.unload(m.name());
     }
-    api.unload(m.name());
+  }
+
+  /**
+   * Copies of {@code m} loaded at once when it runs alone: enough for a model under 1 MiB to move
+   * RSS well past what the JVM's own activity does (100 copies of the tiny demo models add about 10
+   * MB); one of a larger model.
+   */
+  private static int aloneCopies(BenchRepository.Model m) {
+    return m.fileBytes() < (1 << 20) ? ALONE_COPIES_OF_SMALL_MODELS : 1;
   }
 
   /**
@@ -249,7 +272,8 @@ final class PerModelScenario implements Callable<Integer> {
                 demoRoot.toString(),
                 m.id(),
                 Integer.toString(rows),
-                Integer.toString(requests))
+                Integer.toString(requests),
+                Integer.toString(aloneCopies(m)))
             .redirectErrorStream(true)
             .start();
     String out =
@@ -276,8 +300,14 @@ final class PerModelScenario implements Callable<Integer> {
                 + " scaled to the batch) beside the same model loaded and run alone by `ModelAlone`"
                 + " in a JVM of its own (heap fixed and touched up front, `-Xms256m -Xmx256m"
                 + " -XX:+AlwaysPreTouch`, so only the model moves RSS; sampled every 200 µs),"
-                + " same allocator settings, same batch. MiB above the RSS before the load;"
-                + " working is the run peak minus idle. Target: each ratio within 0.85-1.15.\n\n");
+                + " same allocator settings, same batch. A model under 1 MiB is loaded there "
+                + ALONE_COPIES_OF_SMALL_MODELS
+                + " times over and its figures are per copy, since one copy moves RSS less than"
+                + " the JVM does on its own. The server's figures are the median of its latest"
+                + " load readings (it learned over the unmeasured cycles and the measured load)"
+                + " and the upper quartile of its run readings. Amounts above the RSS before the"
+                + " load; working is the run peak minus idle. Target: each ratio within"
+                + " 0.85-1.15.\n\n");
     sb.append(
         "| model | rows | load peak: server / alone | ratio | idle: server / alone | ratio |"
             + " working: server / alone | ratio | alone after close |\n");
@@ -306,18 +336,23 @@ final class PerModelScenario implements Callable<Integer> {
               "| %s | %d | %s / %s | %s | %s / %s | %s | %s / %s | %s | %s |\n",
               r.model().id(),
               r.rows(),
-              MemoryReport.mib(c.measuredLoadPeakBytes()),
-              MemoryReport.mib(aPeak),
+              amount(c.measuredLoadPeakBytes()),
+              amount(aPeak),
               MemoryReport.ratio(c.measuredLoadPeakBytes(), aPeak),
-              MemoryReport.mib(c.measuredBytes()),
-              MemoryReport.mib(aIdle),
+              amount(c.measuredBytes()),
+              amount(aIdle),
               MemoryReport.ratio(c.measuredBytes(), aIdle),
-              MemoryReport.mib(working),
-              MemoryReport.mib(aWork),
+              amount(working),
+              amount(aWork),
               MemoryReport.ratio(working, aWork),
-              MemoryReport.mib(a.afterClose() - a.before())));
+              amount(a.afterClose() - a.before())));
     }
     return sb.toString();
+  }
+
+  /** A figure in the unit that reads best; n/a when unknown or negative. */
+  private static String amount(long bytes) {
+    return bytes >= 0 ? MemoryReport.size(bytes) : "n/a";
   }
 
   private static String statuses(Map<Integer, Long> statuses) {

@@ -11,6 +11,7 @@ import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -24,6 +25,13 @@ import java.util.Optional;
  * measured on, and a file of another size is a model never measured. A file that cannot be read or
  * parsed is ignored with one WARN (costs are then learned again) and replaced on the next
  * measurement.
+ *
+ * <p>One reading can be disturbed by the rest of the process (a compilation, a collection, a
+ * thread's first use of memory all move RSS), which matters most for small models, whose whole cost
+ * is a few dozen pages. So a model is charged the median of its latest {@link #LOAD_READINGS} load
+ * readings, and the upper quartile of its latest {@link #RUN_READINGS} run readings at its largest
+ * batch (a run's peak is short and a 1 ms sampler may miss part of it). Older readings are kept in
+ * memory only; after a restart the figures in the file count as one reading each.
  */
 public final class MemoryCosts {
 
@@ -31,11 +39,21 @@ public final class MemoryCosts {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int FORMAT = 1;
 
+  /** Load readings a model's load peak and idle figures are the median of. */
+  static final int LOAD_READINGS = 5;
+
+  /** Run readings at the largest batch a model's working figure is the upper quartile of. */
+  static final int RUN_READINGS = 8;
+
   private final Path file;
   private final Object lock = new Object();
 
   @GuardedBy("lock")
   private final Map<String, MemoryCost> costs = new HashMap<>();
+
+  /** The latest readings per model, for the file size in {@link #costs}; absent until measured. */
+  @GuardedBy("lock")
+  private final Map<String, Readings> readings = new HashMap<>();
 
   private MemoryCosts(Path file) {
     this.file = file;
@@ -80,10 +98,17 @@ public final class MemoryCosts {
     }
   }
 
-  /** Records a clean measurement of a load of {@code modelId}; returns the cost now charged. */
+  /**
+   * Records a clean measurement of a load of {@code modelId}; returns the cost now charged (each
+   * figure the median of the latest readings).
+   */
   public MemoryCost recordLoad(String modelId, long fileBytes, long peakBytes, long idleBytes) {
     synchronized (lock) {
-      MemoryCost c = base(modelId, fileBytes).withLoad(peakBytes, idleBytes);
+      Readings r = readingsOf(modelId, fileBytes);
+      r.peaks.add(peakBytes);
+      r.idles.add(idleBytes);
+      MemoryCost c =
+          base(modelId, fileBytes).withLoad(r.peaks.quantile(0.5), r.idles.quantile(0.5));
       costs.put(modelId, c);
       write();
       return c;
@@ -91,22 +116,98 @@ public final class MemoryCosts {
   }
 
   /**
-   * Records a clean measurement of a run of {@code rows} rows that took {@code bytes} above idle:
-   * kept when it is the first, the largest batch so far (never below the figure it replaces), or
-   * more than was seen at that batch.
+   * Records a clean measurement of a run of {@code rows} rows that took {@code bytes} above idle.
+   * Readings at a batch smaller than the largest seen are dropped; a larger batch starts the
+   * readings anew, never below the figure it replaces.
    */
   public MemoryCost recordRun(String modelId, long fileBytes, int rows, long bytes) {
     synchronized (lock) {
       MemoryCost c = base(modelId, fileBytes);
-      if (!c.runMeasured()
-          || rows > c.workingRows()
-          || (rows == c.workingRows() && bytes > c.workingBytes())) {
-        // a larger batch never lowers the figure: a reading may miss a short-lived peak
-        c = c.withRun(rows, c.runMeasured() ? Math.max(bytes, c.workingBytes()) : bytes);
+      if (c.runMeasured() && rows < c.workingRows()) {
+        return c;
+      }
+      Readings r = readingsOf(modelId, fileBytes);
+      if (!c.runMeasured() || rows > c.workingRows()) {
+        r.runs.clear();
+        r.runs.add(c.runMeasured() ? Math.max(bytes, c.workingBytes()) : bytes);
+      } else {
+        r.runs.add(bytes);
+      }
+      long working = r.runs.quantile(0.75);
+      if (!c.runMeasured() || rows != c.workingRows() || working != c.workingBytes()) {
+        c = c.withRun(rows, working);
         costs.put(modelId, c);
         write();
       }
       return c;
+    }
+  }
+
+  /**
+   * The readings of {@code modelId}: new ones, seeded with the figures known for this file size (a
+   * file's figures count as one reading each), when there are none for it yet.
+   */
+  @GuardedBy("lock")
+  private Readings readingsOf(String modelId, long fileBytes) {
+    Readings r = readings.get(modelId);
+    if (r == null || r.fileBytes != fileBytes) {
+      r = new Readings(fileBytes);
+      MemoryCost known = costs.get(modelId);
+      if (known != null && known.fileBytes() == fileBytes) {
+        if (known.measured()) {
+          r.peaks.add(known.loadPeakBytes());
+          r.idles.add(known.idleBytes());
+        }
+        if (known.runMeasured()) {
+          r.runs.add(known.workingBytes());
+        }
+      }
+      readings.put(modelId, r);
+    }
+    return r;
+  }
+
+  /** The latest readings of one model file. */
+  private static final class Readings {
+    final long fileBytes;
+    final Recent peaks = new Recent(LOAD_READINGS);
+    final Recent idles = new Recent(LOAD_READINGS);
+    final Recent runs = new Recent(RUN_READINGS);
+
+    Readings(long fileBytes) {
+      this.fileBytes = fileBytes;
+    }
+  }
+
+  /** The latest {@code size} values of one figure. Not thread-safe. */
+  static final class Recent {
+    private final long[] values;
+    private int count;
+    private int next;
+
+    Recent(int size) {
+      this.values = new long[size];
+    }
+
+    void add(long value) {
+      values[next] = value;
+      next = (next + 1) % values.length;
+      count = Math.min(count + 1, values.length);
+    }
+
+    void clear() {
+      count = 0;
+      next = 0;
+    }
+
+    /** The value at quantile {@code q} (0 to 1) of those kept, rounding up; 0 when none. */
+    long quantile(double q) {
+      if (count == 0) {
+        return 0;
+      }
+      long[] sorted = Arrays.copyOf(values, count);
+      Arrays.sort(sorted);
+      return sorted[Math.min(count - 1, (int) Math.floor(q * count))];
     }
   }
 

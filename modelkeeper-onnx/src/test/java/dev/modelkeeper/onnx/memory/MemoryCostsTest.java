@@ -62,6 +62,42 @@ class MemoryCostsTest {
   }
 
   @Test
+  void oneDisturbedLoadReading_doesNotSetTheCharge_theMedianOfTheLatestDoes() {
+    MemoryCosts costs = MemoryCosts.inMemory();
+    long kib = 1024;
+    costs.recordLoad("mlp/1", 346_742, 520 * kib, 520 * kib);
+    costs.recordLoad("mlp/1", 346_742, 530 * kib, 530 * kib);
+    MemoryCost c = costs.recordLoad("mlp/1", 346_742, 2000 * kib, 2000 * kib); // a compilation ran
+
+    assertThat(c.idleBytes()).isEqualTo(530 * kib);
+    assertThat(c.loadPeakBytes()).isEqualTo(530 * kib);
+
+    for (int i = 0; i < MemoryCosts.LOAD_READINGS; i++) {
+      c = costs.recordLoad("mlp/1", 346_742, 600 * kib, 600 * kib);
+    }
+    assertThat(c.idleBytes()).as("only the latest readings count").isEqualTo(600 * kib);
+  }
+
+  @Test
+  void runReadings_chargeTheUpperQuartileAtTheLargestBatch_smallerBatchesAreDropped() {
+    MemoryCosts costs = MemoryCosts.inMemory();
+    long mib = 1 << 20;
+    for (long bytes : new long[] {8 * mib, 8 * mib, 8 * mib, 9 * mib, 8 * mib, 8 * mib, 8 * mib}) {
+      costs.recordRun("convnet/1", 67_000_000, 32, bytes);
+    }
+    MemoryCost c = costs.recordRun("convnet/1", 67_000_000, 32, 30 * mib); // one disturbed reading
+    assertThat(c.workingBytes()).isEqualTo(9 * mib);
+
+    c = costs.recordRun("convnet/1", 67_000_000, 4, 1 * mib);
+    assertThat(c.workingRows()).isEqualTo(32);
+    assertThat(c.workingBytes()).isEqualTo(9 * mib);
+
+    c = costs.recordRun("convnet/1", 67_000_000, 64, 5 * mib); // a reading that missed the peak
+    assertThat(c.workingRows()).isEqualTo(64);
+    assertThat(c.workingBytes()).as("a larger batch never lowers the figure").isEqualTo(9 * mib);
+  }
+
+  @Test
   void aCorruptFile_isIgnoredWithOneWarning_andReplacedOnTheNextMeasurement() throws Exception {
     Path file = dir.resolve("memory-costs.json");
     Files.writeString(
