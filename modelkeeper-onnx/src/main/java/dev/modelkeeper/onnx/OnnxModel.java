@@ -172,7 +172,9 @@ public final class OnnxModel implements InferenceModel {
       }
       MemoryMeter.Reading reading = probe.end();
       probe = null;
-      MemoryCost cost = charge(options.memoryCosts(), id, size, reading);
+      long floor =
+          MemoryCost.floorBytes(size, (int) (session.getNumInputs() + session.getNumOutputs()));
+      MemoryCost cost = charge(options.memoryCosts(), id, size, floor, reading);
       ModelMetadata metadata =
           new ModelMetadata(
               name,
@@ -212,17 +214,16 @@ public final class OnnxModel implements InferenceModel {
   /**
    * The cost to charge for a model just loaded: a clean reading is recorded as its measured cost;
    * else the known (or estimated) cost stands, raised to what this load was seen to take (a reading
-   * in company may include others' memory, so it only ever raises the charge) and to the floor.
+   * in company may include others' memory, so it only ever raises the charge) and to {@code
+   * floorBytes}.
    */
   private static MemoryCost charge(
-      MemoryCosts costs, String id, long fileBytes, MemoryMeter.Reading reading) {
+      MemoryCosts costs, String id, long fileBytes, long floorBytes, MemoryMeter.Reading reading) {
     if (reading.clean()) {
-      return costs.recordLoad(id, fileBytes, reading.peakDelta(), reading.afterDelta());
+      return costs.recordLoad(id, fileBytes, floorBytes, reading.peakDelta(), reading.afterDelta());
     }
     MemoryCost known = costs.costOf(id, fileBytes);
-    long idle =
-        Math.max(
-            known.idleBytes(), Math.max(reading.afterDelta(), MemoryCost.MEASURED_FLOOR_BYTES));
+    long idle = Math.max(known.idleBytes(), Math.max(reading.afterDelta(), floorBytes));
     long peak = Math.max(Math.max(known.loadPeakBytes(), reading.peakDelta()), idle);
     if (idle == known.idleBytes() && peak == known.loadPeakBytes()) {
       return known;

@@ -33,7 +33,8 @@ import java.util.concurrent.locks.LockSupport;
  * with {@code copies} above 1 the program loads that many sessions of the model one after another,
  * runs each once, then closes them all, and prints the figures of one copy: the load peak, idle and
  * after-close figures are {@code before} plus the total's growth divided by {@code copies}, the run
- * peak is the idle figure plus the most the runs (one at a time) added above all copies idle.
+ * peak is the idle figure plus the median of what each run (one at a time) added to RSS, where one
+ * copy's is the idle figure plus the most a run added.
  *
  * <p>Usage: {@code ModelAlone <repository> <name/version> <rows> <runs> [copies]}. Not thread-safe;
  * a program.
@@ -41,6 +42,7 @@ import java.util.concurrent.locks.LockSupport;
 public final class ModelAlone {
 
   private static final long SAMPLE_NANOS = 200_000;
+  private static final int SMALL_MODEL_WARM_UP_RUNS = 3_000;
 
   private ModelAlone() {}
 
@@ -69,11 +71,20 @@ public final class ModelAlone {
     // session are behind us and only the model moves RSS in the measured cycle
     OnnxModel warmUp = (OnnxModel) registry.getModel(id, null).create(id, null);
     Map<String, Tensor> warmInputs = zeros(warmUp.metadata(), rows);
-    for (int i = 0; i < runs; i++) {
+    // small models (copies) run the warm-up long enough for the JIT to compile the run path: a
+    // compilation's own memory would read as the measured runs' working memory
+    int warmUpRuns = copies > 1 ? Math.max(runs, SMALL_MODEL_WARM_UP_RUNS) : runs;
+    for (int i = 0; i < warmUpRuns; i++) {
       warmUp.infer(warmInputs, Set.of());
-      System.gc();
+      if (i % 100 == 0) {
+        System.gc();
+      }
     }
     warmUp.clearCache();
+    // and as many loads as will be measured, for the JIT to have compiled the load path too
+    for (int c = 1; c < copies; c++) {
+      ((OnnxModel) registry.getModel(id, null).create(id, null)).clearCache();
+    }
     NativeHeap.trim();
     System.gc();
     Thread.sleep(500); // let the JVM settle: this program's own pause, not a thread ordering
@@ -90,15 +101,25 @@ public final class ModelAlone {
     long idle = before + (allIdle - before) / copies;
     peak.set(allIdle);
     Map<String, Tensor> inputs = zeros(models.get(0).metadata(), rows);
+    // each run's own rise above the RSS just before it, as the server reads a run: the most of
+    // them for one copy; the median for copies of a small model, whose run takes less than the
+    // rest of the process moves RSS by
+    long[] rises = new long[runs * copies];
+    int k = 0;
     for (int i = 0; i < runs; i++) {
       for (OnnxModel model : models) {
+        long start = ProcessMemory.residentBytes();
+        peak.set(start);
         model.infer(inputs, Set.of());
+        long end = Math.max(peak.get(), ProcessMemory.residentBytes());
+        rises[k++] = Math.max(0, end - start);
       }
       // ONNX Runtime's Java API copies each input into a direct buffer that only a GC frees; a
       // server's request traffic collects them all the time, this loop would pile them up
       System.gc();
     }
-    long runPeak = idle + (peak.get() - allIdle);
+    Arrays.sort(rises);
+    long runPeak = idle + (copies == 1 ? rises[rises.length - 1] : rises[rises.length / 2]);
     for (OnnxModel model : models) {
       model.clearCache();
     }

@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
     description = "Every demo model alone on a fresh server: RSS at each step vs its charge.")
 final class PerModelScenario implements Callable<Integer> {
 
-  private static final int ALONE_COPIES_OF_SMALL_MODELS = 100;
+  private static final int ALONE_COPIES_OF_SMALL_MODELS = 400;
 
   @Mixin Setup setup;
 
@@ -246,7 +246,7 @@ final class PerModelScenario implements Callable<Integer> {
 
   /**
    * Copies of {@code m} loaded at once when it runs alone: enough for a model under 1 MiB to move
-   * RSS well past what the JVM's own activity does (100 copies of the tiny demo models add about 10
+   * RSS well past what the JVM's own activity does (400 copies of the tiny demo models add about 40
    * MB); one of a larger model.
    */
   private static int aloneCopies(BenchRepository.Model m) {

@@ -64,15 +64,39 @@ public record MemoryCost(
   }
 
   /**
-   * The least a loaded model is charged, measured or not: the smallest models' sessions keep about
-   * this much (measured over 200 copies of each tiny demo model: 90-120 KB), while a single RSS
-   * reading may show less when the load reuses memory the allocator had kept from earlier frees.
+   * The least any loaded model is charged, measured or not: a session's own structures (200 copies
+   * of each tiny demo model, loaded in one process, took 88-124 KB a copy with their inputs and
+   * outputs).
    */
-  public static final long MEASURED_FLOOR_BYTES = 96L << 10;
+  public static final long MEASURED_FLOOR_BYTES = 88L << 10;
 
-  /** This cost with the load figures measured (each at least {@link #MEASURED_FLOOR_BYTES}). */
-  MemoryCost withLoad(long peak, long idle) {
-    long i = Math.max(MEASURED_FLOOR_BYTES, idle);
+  /** What each graph input and output adds to a session's structures. */
+  static final long FLOOR_PER_TENSOR_BYTES = 2L << 10;
+
+  /** Models below this file size have their load cost modelled rather than read. */
+  public static final long SMALL_MODEL_BYTES = 1L << 20;
+
+  /** A small model's floor: this many times its file, beside the session's structures. */
+  static final double SMALL_MODEL_PER_FILE_BYTE = 1.3;
+
+  /**
+   * The least a loaded model of {@code fileBytes} with {@code tensors} graph inputs and outputs is
+   * charged. The load of a model under {@link #SMALL_MODEL_BYTES} moves RSS by a few dozen pages,
+   * and whether it moves it at all depends on what the C allocator kept from earlier frees (a model
+   * loaded again after its unload often reads nothing), so its floor is a model of its cost fitted
+   * to 200-copy measurements of the demo models: {@link #MEASURED_FLOOR_BYTES}, {@link
+   * #FLOOR_PER_TENSOR_BYTES} per input and output, and {@link #SMALL_MODEL_PER_FILE_BYTE} times the
+   * file. A larger model's load is read reliably; its floor is the session's structures only.
+   */
+  public static long floorBytes(long fileBytes, int tensors) {
+    long f = Math.max(0, fileBytes);
+    long floor = MEASURED_FLOOR_BYTES + FLOOR_PER_TENSOR_BYTES * Math.max(0, tensors);
+    return f < SMALL_MODEL_BYTES ? floor + (long) (f * SMALL_MODEL_PER_FILE_BYTE) : floor;
+  }
+
+  /** This cost with the load figures measured, each at least {@code floorBytes}. */
+  MemoryCost withLoad(long peak, long idle, long floorBytes) {
+    long i = Math.max(floorBytes, idle);
     return new MemoryCost(
         fileBytes, Math.max(i, peak), i, workingBytes, workingRows, true, runMeasured);
   }

@@ -28,10 +28,10 @@ import java.util.Optional;
  *
  * <p>One reading can be disturbed by the rest of the process (a compilation, a collection, a
  * thread's first use of memory all move RSS), which matters most for small models, whose whole cost
- * is a few dozen pages. So a model is charged the median of its latest {@link #LOAD_READINGS} load
- * readings, and the upper quartile of its latest {@link #RUN_READINGS} run readings at its largest
- * batch (a run's peak is short and a 1 ms sampler may miss part of it). Older readings are kept in
- * memory only; after a restart the figures in the file count as one reading each.
+ * is a few dozen pages. So a model's load peak and idle figures are the medians of its latest
+ * {@link #LOAD_READINGS} load readings, and a small model's working figure the median of its latest
+ * run readings (see {@link #recordRun}); older readings are kept in memory only, and after a
+ * restart the figures in the file count as one reading each.
  */
 public final class MemoryCosts {
 
@@ -42,8 +42,8 @@ public final class MemoryCosts {
   /** Load readings a model's load peak and idle figures are the median of. */
   static final int LOAD_READINGS = 5;
 
-  /** Run readings at the largest batch a model's working figure is the upper quartile of. */
-  static final int RUN_READINGS = 8;
+  /** Run readings at the largest batch a small model's working figure is the median of. */
+  static final int SMALL_MODEL_RUN_READINGS = 9;
 
   private final Path file;
   private final Object lock = new Object();
@@ -51,7 +51,7 @@ public final class MemoryCosts {
   @GuardedBy("lock")
   private final Map<String, MemoryCost> costs = new HashMap<>();
 
-  /** The latest readings per model, for the file size in {@link #costs}; absent until measured. */
+  /** The latest readings per model, for one file size; absent until measured. */
   @GuardedBy("lock")
   private final Map<String, Readings> readings = new HashMap<>();
 
@@ -99,16 +99,27 @@ public final class MemoryCosts {
   }
 
   /**
-   * Records a clean measurement of a load of {@code modelId}; returns the cost now charged (each
-   * figure the median of the latest readings).
+   * Records a clean measurement of a load of {@code modelId}, with the least floor; returns the
+   * cost now charged (see {@link #recordLoad(String, long, long, long, long)}).
    */
   public MemoryCost recordLoad(String modelId, long fileBytes, long peakBytes, long idleBytes) {
+    return recordLoad(modelId, fileBytes, MemoryCost.MEASURED_FLOOR_BYTES, peakBytes, idleBytes);
+  }
+
+  /**
+   * Records a clean measurement of a load of {@code modelId}; returns the cost now charged: each
+   * figure the median of the latest readings, at least {@code floorBytes} (see {@link
+   * MemoryCost#floorBytes}).
+   */
+  public MemoryCost recordLoad(
+      String modelId, long fileBytes, long floorBytes, long peakBytes, long idleBytes) {
     synchronized (lock) {
       Readings r = readingsOf(modelId, fileBytes);
       r.peaks.add(peakBytes);
       r.idles.add(idleBytes);
       MemoryCost c =
-          base(modelId, fileBytes).withLoad(r.peaks.quantile(0.5), r.idles.quantile(0.5));
+          base(modelId, fileBytes)
+              .withLoad(r.peaks.quantile(0.5), r.idles.quantile(0.5), floorBytes);
       costs.put(modelId, c);
       write();
       return c;
@@ -117,8 +128,13 @@ public final class MemoryCosts {
 
   /**
    * Records a clean measurement of a run of {@code rows} rows that took {@code bytes} above idle.
-   * Readings at a batch smaller than the largest seen are dropped; a larger batch starts the
-   * readings anew, never below the figure it replaces.
+   * Readings at a batch smaller than the largest seen are dropped; a larger batch starts anew,
+   * never below the figure it replaces. At one batch, a model of {@link
+   * MemoryCost#SMALL_MODEL_BYTES} or more is charged the most it was seen to take: the C allocator
+   * keeps what a run freed and hands it to the next run, so after the first run most readings show
+   * only part of what a run needs. A smaller model's run moves RSS by less than the rest of the
+   * process does, so it is charged the median of its latest {@link #SMALL_MODEL_RUN_READINGS}
+   * readings.
    */
   public MemoryCost recordRun(String modelId, long fileBytes, int rows, long bytes) {
     synchronized (lock) {
@@ -126,15 +142,18 @@ public final class MemoryCosts {
       if (c.runMeasured() && rows < c.workingRows()) {
         return c;
       }
+      boolean newBatch = !c.runMeasured() || rows > c.workingRows();
       Readings r = readingsOf(modelId, fileBytes);
-      if (!c.runMeasured() || rows > c.workingRows()) {
+      if (newBatch) {
         r.runs.clear();
-        r.runs.add(c.runMeasured() ? Math.max(bytes, c.workingBytes()) : bytes);
-      } else {
-        r.runs.add(bytes);
       }
-      long working = r.runs.quantile(0.75);
-      if (!c.runMeasured() || rows != c.workingRows() || working != c.workingBytes()) {
+      r.runs.add(bytes);
+      boolean small = fileBytes < MemoryCost.SMALL_MODEL_BYTES;
+      long working = small ? r.runs.quantile(0.5) : bytes;
+      if (c.runMeasured() && (newBatch || !small)) {
+        working = Math.max(working, c.workingBytes());
+      }
+      if (newBatch || working != c.workingBytes()) {
         c = c.withRun(rows, working);
         costs.put(modelId, c);
         write();
@@ -172,7 +191,7 @@ public final class MemoryCosts {
     final long fileBytes;
     final Recent peaks = new Recent(LOAD_READINGS);
     final Recent idles = new Recent(LOAD_READINGS);
-    final Recent runs = new Recent(RUN_READINGS);
+    final Recent runs = new Recent(SMALL_MODEL_RUN_READINGS);
 
     Readings(long fileBytes) {
       this.fileBytes = fileBytes;
