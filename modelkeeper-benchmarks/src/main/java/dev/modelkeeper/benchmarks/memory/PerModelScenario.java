@@ -304,9 +304,12 @@ final class PerModelScenario implements Callable<Integer> {
                 + ALONE_COPIES_OF_SMALL_MODELS
                 + " times over and its figures are per copy, since one copy moves RSS less than"
                 + " the JVM does on its own. The server's figures are the median of its latest"
-                + " load readings (it learned over the unmeasured cycles and the measured load)"
-                + " and the upper quartile of its run readings. Amounts above the RSS before the"
-                + " load; working is the run peak minus idle. Target: each ratio within"
+                + " load readings (it learned over the unmeasured cycles and the measured load);"
+                + " its working figure is the most a run rose above the RSS just before it, the"
+                + " median for a model under 1 MiB, and `ModelAlone` reads runs alike (0 B where"
+                + " most runs of the copies moved RSS by less than a page). Amounts above the RSS"
+                + " before"
+                + " the load; working is the run peak minus idle. Target: each ratio within"
                 + " 0.85-1.15.\n\n");
     sb.append(
         "| model | rows | load peak: server / alone | ratio | idle: server / alone | ratio |"

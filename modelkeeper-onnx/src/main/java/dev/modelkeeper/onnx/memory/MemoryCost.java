@@ -64,9 +64,9 @@ public record MemoryCost(
   }
 
   /**
-   * The least any loaded model is charged, measured or not: a session's own structures (200 copies
-   * of each tiny demo model, loaded in one process, took 88-124 KB a copy with their inputs and
-   * outputs).
+   * The least any loaded model is charged, measured or not: a session's own structures (400 copies
+   * of each tiny demo model, loaded in one process by the per-model benchmark, took 87-113 KiB a
+   * copy with their inputs and outputs).
    */
   public static final long MEASURED_FLOOR_BYTES = 88L << 10;
 
@@ -84,7 +84,7 @@ public record MemoryCost(
    * charged. The load of a model under {@link #SMALL_MODEL_BYTES} moves RSS by a few dozen pages,
    * and whether it moves it at all depends on what the C allocator kept from earlier frees (a model
    * loaded again after its unload often reads nothing), so its floor is a model of its cost fitted
-   * to 200-copy measurements of the demo models: {@link #MEASURED_FLOOR_BYTES}, {@link
+   * to 400-copy measurements of the demo models: {@link #MEASURED_FLOOR_BYTES}, {@link
    * #FLOOR_PER_TENSOR_BYTES} per input and output, and {@link #SMALL_MODEL_PER_FILE_BYTE} times the
    * file. A larger model's load is read reliably; its floor is the session's structures only.
    */

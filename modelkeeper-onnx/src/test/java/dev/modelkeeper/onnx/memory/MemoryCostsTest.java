@@ -65,11 +65,11 @@ class MemoryCostsTest {
   void aSmallModelReadAtNothing_isChargedItsModelledFloor_aLargeOneItsReading() {
     MemoryCosts costs = MemoryCosts.inMemory();
     long kib = 1024;
-    // mlp-medium: a 339 KiB file, one input and one output; 200 copies took 525-537 KiB each
+    // mlp-medium: a 339 KiB file, one input and one output; 400 copies took 522-528 KiB each
     long floor = MemoryCost.floorBytes(346_742, 2);
     MemoryCost c = costs.recordLoad("mlp-medium/1", 346_742, floor, 0, 0);
     assertThat(c.idleBytes()).isBetween(500 * kib, 560 * kib);
-    // types: a 1.2 KiB file, 19 inputs and outputs; 200 copies took 119-124 KiB each
+    // types: a 1.2 KiB file, 19 inputs and outputs; 400 copies took 112-114 KiB each
     assertThat(MemoryCost.floorBytes(1259, 19)).isBetween(110 * kib, 130 * kib);
     // convnet: its reading stands, the file does not raise its floor
     long convnetFloor = MemoryCost.floorBytes(67_494_826, 2);
