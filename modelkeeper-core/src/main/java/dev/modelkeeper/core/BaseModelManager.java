@@ -541,7 +541,16 @@ public class BaseModelManager implements ModelManager {
       if (!(failure instanceof ModelNotFoundException)) {
         loadFailures.increment();
       }
-      failures.failed(e.id, failure);
+      boolean news = failures.failed(e.id, failure);
+      if (failure instanceof ModelLoadException) {
+        // the model's own files or configuration: one line per streak, no stack trace
+        String line = "cannot load '" + e.id + "': " + LoadFailures.describe(failure);
+        if (news) {
+          LOG.log(WARNING, line);
+        } else {
+          LOG.log(DEBUG, () -> line + " (again)");
+        }
+      }
       done.completeExceptionally(failure);
       throw failure;
     }

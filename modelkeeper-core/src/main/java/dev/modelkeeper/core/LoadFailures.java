@@ -37,20 +37,26 @@ final class LoadFailures {
               + " time(s) in a row; next attempt allowed in "
               + Duration.ofNanos(remaining).toMillis()
               + " ms (last failure: "
-              + r.cause
+              + describe(r.cause)
               + ")",
           Duration.ofNanos(remaining),
           r.cause);
     }
   }
 
-  void failed(String id, Throwable cause) {
+  /**
+   * Records a failed load of {@code id}; returns true when it starts a streak of failures or fails
+   * otherwise than the one before (worth a log line), false when it repeats the last failure.
+   */
+  boolean failed(String id, Throwable cause) {
     if (initialNanos == 0 || Failures.isTransient(cause)) {
-      return;
+      return true;
     }
+    boolean[] news = new boolean[1];
     records.compute(
         id,
         (k, old) -> {
+          news[0] = old == null || !describe(old.cause).equals(describe(cause));
           int n = old == null ? 1 : old.failures + 1;
           long window = initialNanos;
           for (int i = 1; i < n && window < maxNanos; i++) {
@@ -58,6 +64,13 @@ final class LoadFailures {
           }
           return new Record(cause, n, ticker.read() + Math.min(window, maxNanos));
         });
+    return news[0];
+  }
+
+  /** What failed, in words: the failure's message, never its class. */
+  static String describe(Throwable cause) {
+    String m = cause.getMessage();
+    return m == null || m.isBlank() ? "unknown error" : m;
   }
 
   void succeeded(String id) {

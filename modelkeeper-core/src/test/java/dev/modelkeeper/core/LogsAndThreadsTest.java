@@ -90,11 +90,14 @@ class LogsAndThreadsTest {
       assertThat(registry.last("a").clears()).isEqualTo(1);
       assertThat(log.entries())
           .filteredOn(e -> e.level() == Level.WARNING)
-          .extracting(e -> e.message() + " <- " + e.thrown().getMessage())
+          .extracting(
+              e -> e.message() + (e.thrown() == null ? "" : " <- " + e.thrown().getMessage()))
           .containsExactly(
               "listener failed on loaded 'a' <- broken on loaded",
               "listener failed on idle of 'a' <- broken on idle",
               "listener failed on loadFailed 'b' <- broken on loadFailed",
+              "cannot load 'b': loading 'b' failed: java.lang.Exception: injected constructor"
+                  + " failure of 'b'",
               "listener failed on removed 'a' <- broken on removed");
     }
   }

@@ -22,9 +22,10 @@ import java.util.concurrent.ExecutionException;
 /**
  * The one place where failures become HTTP responses: a status chosen by the exception's type only
  * (never its message), a JSON body {@code {"error": "..."}}, {@code Retry-After} on 503, and a log
- * line with the request ID for every 5xx. gRPC calls get the status code that corresponds to the
- * HTTP status ({@link #GRPC_CODES}), so both transports answer a failure alike. Stateless and
- * thread-safe.
+ * line with the request ID for every 5xx but a model's failed load (the model manager logs that
+ * once per streak of failures, naming the model). gRPC calls get the status code that corresponds
+ * to the HTTP status ({@link #GRPC_CODES}), so both transports answer a failure alike. Stateless
+ * and thread-safe.
  *
  * <table>
  *   <caption>mapping</caption>
@@ -45,7 +46,9 @@ import java.util.concurrent.ExecutionException;
  *   <tr><td>CapacityExceededException, LockTimeoutException, LoadBackoffException,
  *       LifecycleInterruptedException, ArtifactDownloadException, UnavailableException</td>
  *       <td>503 + Retry-After</td></tr>
- *   <tr><td>anything else (ModelLoadException, InferenceException, bugs)</td><td>500</td></tr>
+ *   <tr><td>anything else (ModelLoadException, InferenceException, bugs)</td><td>500; logged
+ *       at ERROR with the stack trace, but for ModelLoadException: the model's own files, which
+ *       the model manager logs in one line per streak of failures</td></tr>
  * </table>
  */
 final class ErrorMapper {
@@ -160,8 +163,12 @@ final class ErrorMapper {
     if (e instanceof UnavailableException) {
       return unavailable(e, ((UnavailableException) e).retryAfter());
     }
+    if (e instanceof ModelLoadException) {
+      // the model's files or configuration, logged once per streak where the load failed
+      return new Mapped(500, e.getMessage() + " (request " + requestId + ")");
+    }
     LOG.log(Level.ERROR, "request " + requestId + " failed", e);
-    if (e instanceof ModelLoadException || e instanceof InferenceException) {
+    if (e instanceof InferenceException) {
       return new Mapped(500, e.getMessage() + " (request " + requestId + ")");
     }
     return new Mapped(
