@@ -14,7 +14,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A model repository in a local folder: {@code <root>/<name>/<version>/model.onnx} plus an optional
@@ -31,6 +33,9 @@ public final class LocalModelRepository implements ModelRepository {
   private static final long MAX_CONFIG_BYTES = 64 * 1024;
 
   private final Path root;
+
+  /** The problem last logged for each model whose config is broken; cleared once it parses. */
+  private final Map<ModelId, String> badConfigsWarned = new ConcurrentHashMap<>();
 
   /**
    * A repository over {@code root}.
@@ -211,14 +216,17 @@ public final class LocalModelRepository implements ModelRepository {
       if (Files.size(real) > MAX_CONFIG_BYTES) {
         throw new IllegalArgumentException("larger than " + MAX_CONFIG_BYTES + " bytes");
       }
-      return ModelConfig.parse(Files.readString(real, StandardCharsets.UTF_8));
+      ModelConfig config = ModelConfig.parse(Files.readString(real, StandardCharsets.UTF_8));
+      badConfigsWarned.remove(id);
+      return config;
     } catch (IOException | IllegalArgumentException e) {
+      String problem = "bad " + file + " (model '" + id + "'): " + e.getMessage();
       if (strict) {
-        throw new ModelLoadException(
-            "bad " + ModelConfig.FILE_NAME + " of '" + id + "': " + e.getMessage(), e);
+        throw new ModelLoadException(problem, e);
       }
-      LOG.log(
-          Level.WARNING, "ignoring bad {0} of {1}: {2}", ModelConfig.FILE_NAME, id, e.getMessage());
+      if (!problem.equals(badConfigsWarned.put(id, problem))) { // once per model and problem
+        LOG.log(Level.WARNING, problem + "; it is listed without it and fails to load");
+      }
       return ModelConfig.EMPTY;
     }
   }

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
@@ -240,13 +241,20 @@ public record ModelConfig(
       }
       return JSON.treeToValue(merged, ModelConfig.class);
     } catch (JsonParseException e) {
-      throw new IllegalArgumentException("config is not valid JSON: " + e.getOriginalMessage(), e);
+      throw new IllegalArgumentException(
+          "not valid JSON at line "
+              + e.getLocation().getLineNr()
+              + ", column "
+              + e.getLocation().getColumnNr()
+              + ": "
+              + e.getOriginalMessage(),
+          e);
     } catch (JsonMappingException e) {
       if (e.getCause() instanceof IllegalArgumentException) {
         throw (IllegalArgumentException) e.getCause();
       }
       throw new IllegalArgumentException(
-          "config key \"" + path(e) + "\" has the wrong type: " + e.getOriginalMessage(), e);
+          "config key \"" + path(e) + "\" has the wrong type" + expected(e), e);
     } catch (JsonProcessingException e) {
       throw new IllegalArgumentException("cannot read config: " + e.getOriginalMessage(), e);
     }
@@ -259,6 +267,33 @@ public record ModelConfig(
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("cannot write " + this, e);
     }
+  }
+
+  /** What a key of the wrong type should have held, in JSON's words, never a Java class. */
+  private static String expected(JsonMappingException e) {
+    if (!(e instanceof MismatchedInputException)) {
+      return "";
+    }
+    Class<?> type = ((MismatchedInputException) e).getTargetType();
+    if (type == null) {
+      return "";
+    }
+    if (type == String.class) {
+      return ": expected a string";
+    }
+    if (type == int.class || type == long.class || type == Integer.class || type == Long.class) {
+      return ": expected a whole number";
+    }
+    if (type == double.class || type == float.class || type == Double.class) {
+      return ": expected a number";
+    }
+    if (type == boolean.class || type == Boolean.class) {
+      return ": expected true or false";
+    }
+    if (java.util.Collection.class.isAssignableFrom(type) || type.isArray()) {
+      return ": expected a list";
+    }
+    return ": expected an object";
   }
 
   private static String path(JsonMappingException e) {
