@@ -1,6 +1,7 @@
 package dev.modelkeeper.cli;
 
 import dev.modelkeeper.onnx.LocalModelRepository;
+import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelRepositories;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.onnx.RepositoryEntry;
@@ -430,6 +431,16 @@ final class ServeCommand implements Callable<Integer> {
                 ? " (the repository is empty)"
                 : ": "
                     + models.stream().map(RepositoryEntry::id).collect(Collectors.joining(", "))));
+    Map<ModelId, String> broken = c.repository().configProblems();
+    if (!broken.isEmpty()) {
+      out.println(
+          "  broken:      "
+              + broken.keySet().stream()
+                  .map(ModelId::toString)
+                  .sorted()
+                  .collect(Collectors.joining(", "))
+              + " (config does not parse: listed, but fails to load; see the warnings above)");
+    }
     if (!c.pin().isEmpty() || !c.preload().isEmpty()) {
       out.println("  pinned:      " + (c.pin().isEmpty() ? "none" : String.join(", ", c.pin())));
       out.println(

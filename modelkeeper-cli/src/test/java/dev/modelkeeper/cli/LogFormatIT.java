@@ -166,7 +166,10 @@ class LogFormatIT {
                 "mlp-small",
                 "--log-format",
                 format),
-            jar -> {});
+            jar ->
+                assertThat(jar.stdout())
+                    .as("the startup summary flags the broken config")
+                    .contains("  broken:      broken/1 (config does not parse"));
     assertThat(lines).as("stderr").isNotEmpty();
     return lines;
   }

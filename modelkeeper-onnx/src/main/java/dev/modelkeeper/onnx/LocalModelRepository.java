@@ -155,6 +155,11 @@ public final class LocalModelRepository implements ModelRepository {
     return new RepositoryEntry(id.name(), id.version(), config.description(), size);
   }
 
+  @Override
+  public Map<ModelId, String> configProblems() {
+    return Map.copyOf(badConfigsWarned);
+  }
+
   /** {@code id} itself when it has a version, else its highest version. */
   private ModelId concrete(ModelId id) {
     if (!id.isLatest()) {

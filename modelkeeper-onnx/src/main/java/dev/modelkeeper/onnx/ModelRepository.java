@@ -2,6 +2,7 @@ package dev.modelkeeper.onnx;
 
 import dev.modelkeeper.core.ModelNotFoundException;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A store of ONNX models laid out as {@code <root>/<name>/<version>/model.onnx} with an optional
@@ -32,4 +33,12 @@ public interface ModelRepository {
 
   /** Where the repository lives, for messages (a folder or a URL). */
   String location();
+
+  /**
+   * The models whose configuration file the listings so far found broken, with the problem (they
+   * are listed, and fail to load); empty when there are none or the repository does not tell.
+   */
+  default Map<ModelId, String> configProblems() {
+    return Map.of();
+  }
 }
