@@ -45,15 +45,6 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 public final class OnnxModel implements InferenceModel {
 
   private static final long CLOSE_TIMEOUT_SECONDS = 60;
-  private static final long TRIM_MIN_BYTES = 1 << 20;
-
-  /**
-   * Models from this size on allocate through ONNX Runtime's arena and give its free memory back
-   * after each run. Smaller ones allocate their few small tensors straight from the C allocator: an
-   * arena of their own would keep about 40 KB per model between runs, a third of a tiny model's
-   * whole cost.
-   */
-  private static final long ARENA_MIN_BYTES = 1 << 20;
 
   /** Runs probed for their working memory, at most, per loaded model. */
   private static final int MAX_RUN_PROBES = 32;
@@ -151,7 +142,14 @@ public final class OnnxModel implements InferenceModel {
       if (threads.interOpThreads() > 1) { // inter-op threads only run in parallel mode
         opts.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.PARALLEL);
       }
-      boolean arena = options.cpuArena() && size >= ARENA_MIN_BYTES;
+      // models of MemoryCost.SMALL_MODEL_BYTES or more allocate through ONNX Runtime's arena and
+      // give its free memory back after each run; smaller ones allocate their few small tensors
+      // straight from the C allocator: an arena of their own would keep about 40 KB per model
+      // between runs, a third of a tiny model's whole cost. Only models that large trim the
+      // native heap around their load and after their close: a smaller one's memory is a few
+      // dozen pages, not worth a trim's walk over the heap
+      boolean small = size < MemoryCost.SMALL_MODEL_BYTES;
+      boolean arena = options.cpuArena() && !small;
       opts.setCPUArenaAllocator(arena);
       opts.setMemoryPatternOptimization(false);
       if (arena) {
@@ -160,7 +158,7 @@ public final class OnnxModel implements InferenceModel {
         runOpts = new OrtSession.RunOptions();
         runOpts.addRunConfigEntry("memory.enable_memory_arena_shrinkage", "cpu:0");
       }
-      boolean trim = options.trimNativeHeapOnClose() && size >= TRIM_MIN_BYTES;
+      boolean trim = options.trimNativeHeapOnClose() && !small;
       if (trim) {
         NativeHeap.trim(); // memory others freed goes back first: it is not this model's
       }
@@ -417,7 +415,7 @@ public final class OnnxModel implements InferenceModel {
     } finally {
       write.unlock();
     }
-    if (closed && trimOnClose && fileBytes >= TRIM_MIN_BYTES) {
+    if (closed && trimOnClose && fileBytes >= MemoryCost.SMALL_MODEL_BYTES) {
       NativeHeap.requestTrim();
     }
   }
