@@ -183,15 +183,19 @@ def test_bad_shape_is_the_clients_invalid_argument(proto):
     assert "shape" in e.value.message()
 
 
-def test_classification_is_refused_not_ignored(proto):
-    # class_count asks for Triton's classification extension: top classes as strings in place
-    # of the output; answering the plain FP32 output instead would hand the client the wrong type
+def test_classification_answers_the_top_classes_with_labels(proto):
+    # class_count asks for Triton's classification extension: the output's top classes as
+    # "score:index:label" strings in its place; iris's config.json gives the labels
     module, client, binary = proto
     if binary is None:
         wanted = module.InferRequestedOutput("probabilities", class_count=2)
     else:
         wanted = module.InferRequestedOutput("probabilities", binary_data=binary, class_count=2)
-    with pytest.raises(InferenceServerException) as e:
-        client.infer("iris", [make_input(module, binary, "input", IRIS, "FP32")], outputs=[wanted])
-    assert e.value.status() in ("400", "StatusCode.INVALID_ARGUMENT")
-    assert "classification" in e.value.message()
+    result = client.infer(
+        "iris", [make_input(module, binary, "input", IRIS, "FP32")], outputs=[wanted]
+    )
+    top = result.as_numpy("probabilities")
+    assert top.shape == (2, 2)
+    rows = [[s.decode() if isinstance(s, bytes) else s for s in row] for row in top]
+    assert rows[0][0].endswith(":0:setosa") and rows[1][0].endswith(":2:virginica")
+    assert float(rows[0][0].split(":")[0]) >= float(rows[0][1].split(":")[0])

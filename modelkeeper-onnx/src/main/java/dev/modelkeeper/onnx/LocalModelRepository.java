@@ -20,8 +20,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A model repository in a local folder: {@code <root>/<name>/<version>/model.onnx} plus an optional
- * {@code config.json}. Thread-safe and stateless: every call reads the folder afresh, so models
- * added or removed on disk are seen at once.
+ * {@code config.json} beside it, or Triton's layout: {@code <root>/<name>/config.pbtxt} beside the
+ * numbered version folders (read by {@link TritonConfig}: its {@code version_policy} chooses the
+ * versions served, its {@code default_model_filename} names the model file). Thread-safe and
+ * stateless but for the warnings already given: every call reads the folder afresh, so models added
+ * or removed on disk are seen at once.
  *
  * <p>Only identifiers accepted by {@link ModelId} are looked up, and every resolved file must lie
  * inside the root after following symbolic links; a link that leads out of the root is refused with
@@ -31,11 +34,21 @@ public final class LocalModelRepository implements ModelRepository {
 
   private static final System.Logger LOG = System.getLogger(LocalModelRepository.class.getName());
   private static final long MAX_CONFIG_BYTES = 64 * 1024;
+  private static final long MAX_PBTXT_BYTES = 1024 * 1024;
+
+  /** Stands for a {@code config.pbtxt} that cannot be read, in listings. */
+  private static final ModelConfig UNREADABLE =
+      ModelConfig.EMPTY.withDeclared(
+          new ModelConfig.Declared(
+              "", List.of(), List.of(), VersionPolicy.ALL, "", List.of(), null));
 
   private final Path root;
 
   /** The problem last logged for each model whose config is broken; cleared once it parses. */
   private final Map<ModelId, String> badConfigsWarned = new ConcurrentHashMap<>();
+
+  /** The settings last reported as not applied, per model with a {@code config.pbtxt}. */
+  private final Map<String, List<String>> ignoredReported = new ConcurrentHashMap<>();
 
   /**
    * A repository over {@code root}.
@@ -77,15 +90,17 @@ public final class LocalModelRepository implements ModelRepository {
           continue; // not a model folder
         }
         List<String> versions;
+        ModelConfig triton;
         try {
-          versions = versions(id);
+          triton = tritonConfig(id, false);
+          versions = served(id, triton);
         } catch (InvalidModelIdException e) {
           LOG.log(Level.WARNING, "skipping {0}: {1}", name, e.getMessage());
           continue;
         }
         for (String version : versions) {
           try {
-            out.add(entry(id.withVersion(version)));
+            out.add(entry(id.withVersion(version), triton));
           } catch (InvalidModelIdException | ModelNotFoundException e) {
             LOG.log(Level.WARNING, "skipping {0}/{1}: {2}", name, version, e.getMessage());
           }
@@ -102,23 +117,30 @@ public final class LocalModelRepository implements ModelRepository {
 
   @Override
   public RepositoryEntry locate(ModelId id) {
-    return entry(concrete(id));
+    ModelConfig triton = tritonConfig(id, false);
+    return entry(concrete(id, triton), triton);
   }
 
   @Override
   public ModelArtifact fetch(ModelId id) {
-    ModelId v = concrete(id);
-    Path file = modelFile(v);
-    return new ModelArtifact(v.name(), v.version(), file, readConfig(v, true));
+    ModelConfig triton = tritonConfig(id, true);
+    ModelId v = concrete(id, triton);
+    Path file = modelFile(v, triton);
+    ModelConfig config = triton != null ? triton : readConfig(v, true);
+    return new ModelArtifact(v.name(), v.version(), file, config);
   }
 
   /**
    * The model file of {@code id} (a concrete version), checked to be a regular file inside the
    * root.
    */
-  private Path modelFile(ModelId id) {
+  private Path modelFile(ModelId id, ModelConfig triton) {
     Path dir = root.resolve(id.name()).resolve(id.version());
-    Path file = dir.resolve(MODEL_FILE);
+    Path file =
+        dir.resolve(
+            triton == null || triton == UNREADABLE
+                ? MODEL_FILE
+                : triton.declared().modelFileName());
     Path real;
     try {
       real = file.toRealPath();
@@ -141,9 +163,9 @@ public final class LocalModelRepository implements ModelRepository {
     return real;
   }
 
-  private RepositoryEntry entry(ModelId id) {
-    Path file = modelFile(id);
-    ModelConfig config = readConfig(id, false);
+  private RepositoryEntry entry(ModelId id, ModelConfig triton) {
+    Path file = modelFile(id, triton);
+    ModelConfig config = triton != null ? triton : readConfig(id, false);
     long size = config.expectedSizeBytes();
     if (size < 0) {
       try {
@@ -160,20 +182,100 @@ public final class LocalModelRepository implements ModelRepository {
     return Map.copyOf(badConfigsWarned);
   }
 
-  /** {@code id} itself when it has a version, else its highest version. */
-  private ModelId concrete(ModelId id) {
+  /**
+   * {@code id} itself when it has a version the model serves, else its highest version served.
+   *
+   * @throws ModelNotFoundException when the model has no such version, or its version policy does
+   *     not serve it
+   */
+  private ModelId concrete(ModelId id, ModelConfig triton) {
+    List<String> versions = served(id, triton);
     if (!id.isLatest()) {
+      if (triton != null && !versions.contains(id.version())) {
+        if (versions(id, triton).contains(id.version())) {
+          throw new ModelNotFoundException(
+              "version "
+                  + id.version()
+                  + " of model '"
+                  + id.name()
+                  + "' is not served: its "
+                  + triton.declared().versionPolicy().describe()
+                  + " (versions served: "
+                  + versions
+                  + ")");
+        }
+      }
       return id;
     }
-    List<String> versions = versions(id);
     if (versions.isEmpty()) {
       throw new ModelNotFoundException("model '" + id + "' is not in the repository");
     }
     return id.withVersion(versions.get(versions.size() - 1));
   }
 
-  /** The versions of a model that have a model file, ascending. */
-  private List<String> versions(ModelId id) {
+  /** The versions of a model its version policy serves, ascending. */
+  private List<String> served(ModelId id, ModelConfig triton) {
+    List<String> all = versions(id, triton);
+    return triton == null ? all : triton.declared().versionPolicy().select(all);
+  }
+
+  /**
+   * The model's {@code config.pbtxt}, or null when it has none. A broken one fails a load ({@code
+   * strict}) with {@link ModelLoadException}; a listing gets {@link #UNREADABLE} and the problem is
+   * warned once.
+   */
+  private ModelConfig tritonConfig(ModelId id, boolean strict) {
+    Path modelDir = root.resolve(id.name());
+    Path file = modelDir.resolve(TritonConfig.FILE_NAME);
+    if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+      return null;
+    }
+    try {
+      Path real = file.toRealPath();
+      if (!real.startsWith(root)) {
+        throw new InvalidModelIdException(
+            "config of '" + id.name() + "' resolves outside the repository root (" + real + ")");
+      }
+      if (Files.size(real) > MAX_PBTXT_BYTES) {
+        throw new IllegalArgumentException("larger than " + MAX_PBTXT_BYTES + " bytes");
+      }
+      ModelConfig config =
+          TritonConfig.parse(
+              Files.readString(real, StandardCharsets.UTF_8), file, modelDir.toRealPath());
+      if (badConfigsWarned.keySet().removeIf(k -> k.name().equals(id.name()))) {
+        LOG.log(Level.INFO, "{0} parses again", file);
+      }
+      List<String> ignored = config.declared().ignored();
+      if (!ignored.isEmpty() && !ignored.equals(ignoredReported.put(id.name(), ignored))) {
+        LOG.log(
+            Level.INFO,
+            "model ''{0}'': {1} settings not applied by ModelKeeper: {2}",
+            id.name(),
+            TritonConfig.FILE_NAME,
+            String.join(", ", ignored));
+      }
+      return config;
+    } catch (IOException | IllegalArgumentException e) {
+      String problem = "bad " + file + " (model '" + id.name() + "'): " + e.getMessage();
+      if (strict) {
+        throw new ModelLoadException(problem, e);
+      }
+      boolean news = false;
+      for (String v : versions(id, UNREADABLE)) {
+        news |= !problem.equals(badConfigsWarned.put(id.withVersion(v), problem));
+      }
+      if (news) { // once per model and problem
+        LOG.log(Level.WARNING, problem + "; it is listed, and fails to load");
+      }
+      return UNREADABLE;
+    }
+  }
+
+  /**
+   * The version folders of a model that hold its model file (any numbered folder when its config
+   * cannot be read), ascending.
+   */
+  private List<String> versions(ModelId id, ModelConfig triton) {
     Path dir = root.resolve(id.name());
     List<String> out = new ArrayList<>();
     if (!Files.isDirectory(dir)) {
@@ -195,7 +297,12 @@ public final class LocalModelRepository implements ModelRepository {
         } catch (InvalidModelIdException e) {
           continue;
         }
-        if (Files.exists(v.resolve(MODEL_FILE))) {
+        boolean present =
+            triton == UNREADABLE
+                ? Files.isDirectory(v)
+                : Files.exists(
+                    v.resolve(triton == null ? MODEL_FILE : triton.declared().modelFileName()));
+        if (present) {
           out.add(version);
         }
       }

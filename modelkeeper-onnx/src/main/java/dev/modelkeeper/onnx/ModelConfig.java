@@ -1,7 +1,9 @@
 package dev.modelkeeper.onnx;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonIgnoreType;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonParseException;
@@ -18,7 +20,10 @@ import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The optional per-version {@code config.json} of a repository model. Immutable and thread-safe.
@@ -55,6 +60,9 @@ import java.util.List;
  * @param maxConcurrency see {@link Execution#maxConcurrency()}
  * @param intraOpThreads see {@link Execution#intraOpThreads()}
  * @param interOpThreads see {@link Execution#interOpThreads()}
+ * @param declared what a configuration file declares beyond these keys: its tensors, version policy
+ *     and model file name ({@link Declared#NONE} for a {@code config.json}); not a key of {@code
+ *     config.json}
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record ModelConfig(
@@ -77,7 +85,8 @@ public record ModelConfig(
         int intraOpThreads,
     @JsonProperty("inter_op_threads")
         @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = Unset.class)
-        int interOpThreads) {
+        int interOpThreads,
+    @JsonIgnore Declared declared) {
 
   /** The file name of a version's config inside its folder. */
   public static final String FILE_NAME = "config.json";
@@ -112,12 +121,12 @@ public record ModelConfig(
    *
    * @throws IllegalArgumentException when {@code expectedSizeBytes} is below -1
    */
-  @JsonCreator
   public ModelConfig {
     description = description == null ? "" : description;
     labels = labels == null ? List.of() : List.copyOf(labels);
     preferredBatchSizes =
         preferredBatchSizes == null ? List.of() : List.copyOf(preferredBatchSizes);
+    declared = declared == null ? Declared.NONE : declared;
     if (expectedSizeBytes < -1) {
       throw new IllegalArgumentException(
           "config key \"expected_size_bytes\" must be a non-negative integer, was "
@@ -130,6 +139,31 @@ public record ModelConfig(
         maxConcurrency,
         intraOpThreads,
         interOpThreads);
+  }
+
+  /** A config that declares nothing beyond the keys of {@code config.json}. */
+  @JsonCreator
+  public ModelConfig(
+      @JsonProperty("description") String description,
+      @JsonProperty("labels") List<String> labels,
+      @JsonProperty("expected_size_bytes") long expectedSizeBytes,
+      @JsonProperty("max_batch_size") int maxBatchSize,
+      @JsonProperty("max_queue_delay") long maxQueueDelayMicros,
+      @JsonProperty("preferred_batch_sizes") List<Integer> preferredBatchSizes,
+      @JsonProperty("max_concurrency") int maxConcurrency,
+      @JsonProperty("intra_op_threads") int intraOpThreads,
+      @JsonProperty("inter_op_threads") int interOpThreads) {
+    this(
+        description,
+        labels,
+        expectedSizeBytes,
+        maxBatchSize,
+        maxQueueDelayMicros,
+        preferredBatchSizes,
+        maxConcurrency,
+        intraOpThreads,
+        interOpThreads,
+        Declared.NONE);
   }
 
   /** A config with the server's default execution settings. */
@@ -167,8 +201,9 @@ public record ModelConfig(
    * How the server runs one model; every value of -1 (or an empty list) means "the server-wide
    * default". Immutable and thread-safe.
    *
-   * @param maxBatchSize the most rows one batched run concatenates ({@code max_batch_size}); 1
-   *     turns batching off for the model
+   * @param maxBatchSize the most rows one request or batched run may have ({@code max_batch_size});
+   *     1 turns batching off for the model; 0 states, as in Triton, that the model has no batch
+   *     dimension: its shapes are whole and its requests run one by one
    * @param maxQueueDelayMicros how long the first request of a batch may wait for more rows, in
    *     microseconds ({@code max_queue_delay}); 0 runs whatever has queued up at once
    * @param preferredBatchSizes batch sizes that are run at once when reached, before the delay ends
@@ -194,7 +229,7 @@ public record ModelConfig(
      *     delay) and not -1, or a preferred size is not positive
      */
     public Execution {
-      atLeast("max_batch_size", maxBatchSize, 1);
+      atLeast("max_batch_size", maxBatchSize, 0);
       atLeast("max_queue_delay", maxQueueDelayMicros, 0);
       atLeast("max_concurrency", maxConcurrency, 1);
       atLeast("intra_op_threads", intraOpThreads, 1);
@@ -214,6 +249,175 @@ public record ModelConfig(
         throw new IllegalArgumentException(
             "config key \"" + key + "\" must be at least " + min + ", was " + value);
       }
+    }
+  }
+
+  /** This config with {@code declared} in place of what it declares. */
+  public ModelConfig withDeclared(Declared declared) {
+    return new ModelConfig(
+        description,
+        labels,
+        expectedSizeBytes,
+        maxBatchSize,
+        maxQueueDelayMicros,
+        preferredBatchSizes,
+        maxConcurrency,
+        intraOpThreads,
+        interOpThreads,
+        declared);
+  }
+
+  /**
+   * What a model's configuration file declares beyond the execution settings. Immutable and
+   * thread-safe.
+   *
+   * @param file the configuration file, for messages; empty when there is none
+   * @param inputs the declared inputs; empty to take them from the model file
+   * @param outputs the declared outputs, the only ones served; empty to take them from the model
+   *     file
+   * @param versionPolicy which versions of the model are served
+   * @param modelFileName the model file's name inside each version folder
+   * @param ignored the settings of the file that ModelKeeper does not apply, for the startup log
+   * @param triton the file as Triton's model configuration when it is a {@code config.pbtxt}, else
+   *     null
+   */
+  @JsonIgnoreType // not a key of config.json
+  public record Declared(
+      String file,
+      List<TensorConfig> inputs,
+      List<TensorConfig> outputs,
+      VersionPolicy versionPolicy,
+      String modelFileName,
+      List<String> ignored,
+      dev.modelkeeper.onnx.triton.ModelConfig triton) {
+
+    /** Nothing declared: tensors from the model file, every version, {@code model.onnx}. */
+    public static final Declared NONE =
+        new Declared(
+            "",
+            List.of(),
+            List.of(),
+            VersionPolicy.ALL,
+            ModelRepository.MODEL_FILE,
+            List.of(),
+            null);
+
+    public Declared {
+      file = file == null ? "" : file;
+      inputs = List.copyOf(inputs);
+      outputs = List.copyOf(outputs);
+      ignored = List.copyOf(ignored);
+    }
+
+    /**
+     * The tensors the model is served with: the model file's {@code actual} specs when nothing is
+     * declared, else the declared ones (the batch dimension, -1, first when {@code maxBatchSize} is
+     * above 0), checked against {@code actual}.
+     *
+     * @param what "input" or "output", for messages
+     * @throws IllegalArgumentException naming the file and tensor when a declared tensor is not in
+     *     the model file, or has another element type or a shape the model file contradicts; or
+     *     when a model input is not declared
+     */
+    public List<TensorSpec> served(
+        String what, List<TensorConfig> declared, List<TensorSpec> actual, int maxBatchSize) {
+      if (declared.isEmpty()) {
+        return actual;
+      }
+      Map<String, TensorSpec> byName = new LinkedHashMap<>();
+      for (TensorSpec s : actual) {
+        byName.put(s.name(), s);
+      }
+      List<TensorSpec> out = new ArrayList<>();
+      for (TensorConfig c : declared) {
+        TensorSpec a = byName.remove(c.name());
+        if (a == null) {
+          throw new IllegalArgumentException(
+              file
+                  + " declares "
+                  + what
+                  + " '"
+                  + c.name()
+                  + "', which the model file does not"
+                  + " have (its "
+                  + what
+                  + "s: "
+                  + names(actual)
+                  + ")");
+        }
+        if (a.datatype() != c.datatype()) {
+          throw new IllegalArgumentException(
+              file
+                  + " declares "
+                  + what
+                  + " '"
+                  + c.name()
+                  + "' as "
+                  + c.datatype()
+                  + ", the model file has "
+                  + a.datatype());
+        }
+        List<Long> model = batched(c.modelDims(), maxBatchSize);
+        boolean fixedBatch = maxBatchSize > 0 && !a.shape().isEmpty() && a.shape().get(0) >= 0;
+        if (fixedBatch || !fits(model, a.shape())) {
+          throw new IllegalArgumentException(
+              file
+                  + " declares "
+                  + what
+                  + " '"
+                  + c.name()
+                  + "' with "
+                  + (c.reshape().isEmpty() ? "dims " : "reshape ")
+                  + c.modelDims()
+                  + (maxBatchSize > 0
+                      ? " after a batch dimension (max_batch_size "
+                          + maxBatchSize
+                          + "), that is "
+                          + model
+                      : "")
+                  + ", the model file has "
+                  + a.shape()
+                  + " (-1 = any size)");
+        }
+        out.add(new TensorSpec(c.name(), c.datatype(), batched(c.dims(), maxBatchSize)));
+      }
+      if (what.equals("input") && !byName.isEmpty()) {
+        throw new IllegalArgumentException(
+            file + " leaves out input(s) " + byName.keySet() + " of the model file");
+      }
+      return out;
+    }
+
+    private static List<Long> batched(List<Long> dims, int maxBatchSize) {
+      if (maxBatchSize <= 0) {
+        return dims;
+      }
+      List<Long> out = new ArrayList<>(dims.size() + 1);
+      out.add(-1L);
+      out.addAll(dims);
+      return out;
+    }
+
+    private static boolean fits(List<Long> declared, List<Long> actual) {
+      if (declared.size() != actual.size()) {
+        return false;
+      }
+      for (int i = 0; i < declared.size(); i++) {
+        long d = declared.get(i);
+        long a = actual.get(i);
+        if (d >= 0 && a >= 0 && d != a) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private static List<String> names(List<TensorSpec> specs) {
+      List<String> out = new ArrayList<>();
+      for (TensorSpec s : specs) {
+        out.add(s.name());
+      }
+      return out;
     }
   }
 

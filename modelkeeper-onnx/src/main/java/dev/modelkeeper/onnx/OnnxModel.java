@@ -63,6 +63,11 @@ public final class OnnxModel implements InferenceModel {
   private final AtomicInteger runProbes = new AtomicInteger();
   private final Map<String, TensorSpec> inputSpecs;
   private final Map<String, TensorSpec> outputSpecs;
+
+  /** The dims, without the batch dimension, of each tensor the config reshapes for the model. */
+  private final Map<String, TensorConfig> reshapes;
+
+  private final Set<String> optionalInputs;
   private final boolean trimOnClose;
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
@@ -101,8 +106,16 @@ public final class OnnxModel implements InferenceModel {
     this.runOptions = runOptions;
     this.inputSpecs = index(metadata.inputs());
     this.outputSpecs = index(metadata.outputs());
+    this.reshapes = reshapes(config);
+    this.optionalInputs = new java.util.HashSet<>();
+    for (TensorConfig c : config.declared().inputs()) {
+      if (c.optional()) {
+        optionalInputs.add(c.name());
+      }
+    }
     this.batched =
-        !metadata.inputs().isEmpty()
+        config.maxBatchSize() != 0
+            && !metadata.inputs().isEmpty()
             && metadata.inputs().stream()
                 .allMatch(t -> !t.shape().isEmpty() && t.shape().get(0) < 0);
   }
@@ -178,8 +191,8 @@ public final class OnnxModel implements InferenceModel {
               name,
               version,
               ModelMetadata.ONNX_PLATFORM,
-              specs(id, session.getInputInfo()),
-              specs(id, session.getOutputInfo()),
+              served(config, "input", specs(id, session.getInputInfo())),
+              served(config, "output", specs(id, session.getOutputInfo())),
               config.description(),
               config.labels());
       return new OnnxModel(
@@ -206,6 +219,18 @@ public final class OnnxModel implements InferenceModel {
       }
       throw new ModelLoadException(
           "ONNX Runtime cannot load '" + id + "' from " + modelFile + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The tensors served: the model file's, or those the config declares once they fit it. */
+  private static List<TensorSpec> served(ModelConfig config, String what, List<TensorSpec> actual) {
+    ModelConfig.Declared d = config.declared();
+    try {
+      return d.served(
+          what, what.equals("input") ? d.inputs() : d.outputs(), actual, config.maxBatchSize());
+    } catch (IllegalArgumentException e) {
+      throw new ModelLoadException(
+          "the configuration contradicts the model file: " + e.getMessage(), e);
     }
   }
 
@@ -285,7 +310,9 @@ public final class OnnxModel implements InferenceModel {
         throw new ModelNotLoadedException("model '" + metadata.id() + "' was unloaded");
       }
       for (Tensor t : inputs.values()) {
-        ortInputs.put(t.name(), t.datatype().toOrt(env, t.data(), t.shape()));
+        TensorConfig r = reshapes.get(t.name());
+        long[] shape = r == null ? t.shape() : reshaped(t.shape(), r.reshape());
+        ortInputs.put(t.name(), t.datatype().toOrt(env, t.data(), shape));
       }
       int rows = rows(inputs);
       try (WithFixedSizeCache.Reservation working =
@@ -336,10 +363,60 @@ public final class OnnxModel implements InferenceModel {
       for (String name : outputs) {
         OnnxValue v =
             result.get(name).orElseThrow(() -> new IllegalStateException("no output " + name));
-        out.put(name, fromOrt(name, v));
+        Tensor t = fromOrt(name, v);
+        TensorConfig r = reshapes.get(name);
+        out.put(
+            name,
+            r == null ? t : Tensor.of(name, t.datatype(), reshaped(t.shape(), r.dims()), t.data()));
       }
       return out;
     }
+  }
+
+  private static Map<String, TensorConfig> reshapes(ModelConfig config) {
+    Map<String, TensorConfig> out = new java.util.HashMap<>();
+    for (TensorConfig c : config.declared().inputs()) {
+      if (!c.reshape().isEmpty()) {
+        out.put(c.name(), c);
+      }
+    }
+    for (TensorConfig c : config.declared().outputs()) {
+      if (!c.reshape().isEmpty()) {
+        out.put(c.name(), c);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * {@code shape} as {@code dims}, keeping the batch dimension of a batched model; a -1 in {@code
+   * dims} takes what the elements leave for it.
+   */
+  private long[] reshaped(long[] shape, List<Long> dims) {
+    int lead = batched ? 1 : 0;
+    long[] out = new long[lead + dims.size()];
+    long elements = 1;
+    for (long d : shape) {
+      elements *= d;
+    }
+    long known = 1;
+    int any = -1;
+    if (lead == 1) {
+      out[0] = shape.length == 0 ? 1 : shape[0];
+      known = out[0];
+    }
+    for (int i = 0; i < dims.size(); i++) {
+      out[lead + i] = dims.get(i);
+      if (dims.get(i) < 0) {
+        any = lead + i;
+      } else {
+        known *= dims.get(i);
+      }
+    }
+    if (any >= 0) {
+      out[any] = known == 0 ? 0 : elements / known;
+    }
+    return out;
   }
 
   /** The rows of a batched request (its first dimension), else 1. */
@@ -476,19 +553,23 @@ public final class OnnxModel implements InferenceModel {
       checkShape(spec, t.shape());
     }
     for (String name : inputSpecs.keySet()) {
-      if (!inputs.containsKey(name)) {
+      if (!inputs.containsKey(name) && !optionalInputs.contains(name)) {
         throw new InvalidInputException(
             "model '" + metadata.id() + "' needs input '" + name + "', which is missing");
       }
     }
     int limit = config.execution().maxBatchSize();
-    if (batched && limit > 1 && !inputs.isEmpty() && rows(inputs) > limit) {
+    // config.json's max_batch_size 1 only turns batching off; Triton's also limits each request
+    boolean limits = limit > 1 || (limit == 1 && config.declared().triton() != null);
+    if (batched && limits && !inputs.isEmpty() && rows(inputs) > limit) {
       throw new InvalidInputException(
           "a batch of "
               + rows(inputs)
               + " rows is more than model '"
               + metadata.id()
-              + "' takes: its configuration sets max_batch_size "
+              + "' takes: its configuration"
+              + (config.declared().file().isEmpty() ? "" : " (" + config.declared().file() + ")")
+              + " sets max_batch_size "
               + limit
               + "; send at most "
               + limit

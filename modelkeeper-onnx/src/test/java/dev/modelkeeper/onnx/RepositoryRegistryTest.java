@@ -223,7 +223,9 @@ class RepositoryRegistryTest {
         .isEqualTo(new ModelConfig.Execution(32, 500, java.util.List.of(8, 16), 2, 3, 4));
     assertThat(ModelConfig.parse(c.toJson())).isEqualTo(c);
     assertThat(ModelConfig.parse("{}").execution()).isEqualTo(ModelConfig.Execution.DEFAULTS);
-    assertThatThrownBy(() -> ModelConfig.parse("{\"max_batch_size\": 0}"))
+    // 0 is Triton's "no batch dimension"; below that is refused
+    assertThat(ModelConfig.parse("{\"max_batch_size\": 0}").maxBatchSize()).isZero();
+    assertThatThrownBy(() -> ModelConfig.parse("{\"max_batch_size\": -2}"))
         .hasMessageContaining("max_batch_size");
     assertThatThrownBy(() -> ModelConfig.parse("{\"max_concurrency\": \"two\"}"))
         .hasMessageContaining("max_concurrency");

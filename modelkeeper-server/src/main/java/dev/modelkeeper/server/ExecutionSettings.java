@@ -41,6 +41,14 @@ record ExecutionSettings(
 
   /** These settings with whatever {@code model} sets in its config. */
   ExecutionSettings overriddenBy(ModelConfig.Execution model) {
+    if (model.maxBatchSize() == 0) { // no batch dimension: requests run one by one
+      return new ExecutionSettings(
+          1,
+          0,
+          Set.of(),
+          model.maxConcurrency() > 0 ? model.maxConcurrency() : maxConcurrency,
+          maxQueueSize);
+    }
     return new ExecutionSettings(
         model.maxBatchSize() > 0 ? model.maxBatchSize() : maxBatchSize,
         model.maxQueueDelayMicros() >= 0

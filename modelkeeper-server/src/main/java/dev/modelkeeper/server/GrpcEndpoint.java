@@ -3,6 +3,8 @@ package dev.modelkeeper.server;
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.TensorSpec;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
+import dev.modelkeeper.server.grpc.ModelConfigRequest;
+import dev.modelkeeper.server.grpc.ModelConfigResponse;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
 import dev.modelkeeper.server.grpc.ModelInferResponse;
 import dev.modelkeeper.server.grpc.ModelMetadataRequest;
@@ -467,6 +469,16 @@ final class GrpcEndpoint {
             }
             return b.build();
           });
+    }
+
+    @Override
+    public void modelConfig(ModelConfigRequest request, StreamObserver<ModelConfigResponse> out) {
+      run(
+          out,
+          () ->
+              ModelConfigResponse.newBuilder()
+                  .setConfig(oip.modelConfig(request.getName(), version(request.getVersion())))
+                  .build());
     }
 
     @Override

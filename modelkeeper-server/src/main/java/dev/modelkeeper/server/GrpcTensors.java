@@ -12,6 +12,7 @@ import dev.modelkeeper.server.grpc.ModelInferRequest;
 import dev.modelkeeper.server.grpc.ModelInferResponse;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,9 +41,16 @@ final class GrpcTensors {
   /** The request as the inference path takes it. */
   static InferRequest decode(ModelInferRequest in) {
     Set<String> outputs = new HashSet<>(); // read first: a refused output costs no decoding
+    Map<String, Integer> classifications = new HashMap<>();
     for (ModelInferRequest.InferRequestedOutputTensor o : in.getOutputsList()) {
-      if (o.containsParameters(InferRequestDecoder.CLASSIFICATION)) {
-        throw InferRequestDecoder.classificationRefused("output '" + o.getName() + "'");
+      InferParameter k = o.getParametersMap().get(InferRequestDecoder.CLASSIFICATION);
+      if (k != null) {
+        String where = "output '" + o.getName() + "' parameters";
+        if (k.getParameterChoiceCase() != InferParameter.ParameterChoiceCase.INT64_PARAM) {
+          throw new BadRequestException(
+              where + " 'classification' must be a whole number of classes (int64_param)");
+        }
+        classifications.put(o.getName(), InferRequestDecoder.classCount(k.getInt64Param(), where));
       }
       outputs.add(o.getName());
     }
@@ -85,7 +93,8 @@ final class GrpcTensors {
     }
     String id = in.getId().isEmpty() ? null : in.getId();
     // raw answers unless the request used typed contents only
-    return new InferRequest(id, inputs, outputs, Map.of(), raw || in.getInputsCount() == 0);
+    return new InferRequest(
+        id, inputs, outputs, Map.of(), raw || in.getInputsCount() == 0, classifications);
   }
 
   /**

@@ -17,18 +17,32 @@ import java.util.Set;
  *     tensor data extension (the output's {@code binary_data} parameter); outputs not named here
  *     follow {@code binaryByDefault}
  * @param binaryByDefault the request's {@code binary_data_output} parameter
+ * @param classifications per requested output that asks for Triton's classification extension (its
+ *     {@code classification} parameter), how many of its top classes to answer
  */
 record InferRequest(
     String id,
     Map<String, Tensor> inputs,
     Set<String> outputs,
     Map<String, Boolean> binaryOutputs,
-    boolean binaryByDefault) {
+    boolean binaryByDefault,
+    Map<String, Integer> classifications) {
 
   InferRequest {
     inputs = Collections.unmodifiableMap(new LinkedHashMap<>(inputs));
     outputs = Set.copyOf(outputs);
     binaryOutputs = Map.copyOf(binaryOutputs);
+    classifications = Map.copyOf(classifications);
+  }
+
+  /** A request that asks for no classification. */
+  InferRequest(
+      String id,
+      Map<String, Tensor> inputs,
+      Set<String> outputs,
+      Map<String, Boolean> binaryOutputs,
+      boolean binaryByDefault) {
+    this(id, inputs, outputs, binaryOutputs, binaryByDefault, Map.of());
   }
 
   /** A request whose outputs are all answered as JSON. */

@@ -41,7 +41,8 @@ final class InferRequestDecoder {
   static final int MAX_RANK = 32;
 
   /**
-   * The output parameter of Triton's classification extension, which this server does not offer.
+   * The output parameter of Triton's classification extension: the output is answered as its top
+   * classes, {@code "score:index:label"} strings (see {@link Classification}).
    */
   static final String CLASSIFICATION = "classification";
 
@@ -90,6 +91,7 @@ final class InferRequestDecoder {
       List<Input> inputs = null;
       Set<String> outputs = Set.of();
       Map<String, Boolean> binaryOutputs = new HashMap<>();
+      Map<String, Integer> classifications = new HashMap<>();
       boolean binaryByDefault = false;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
@@ -102,11 +104,10 @@ final class InferRequestDecoder {
             inputs = readInputs(p, jsonLength, bytes);
             break;
           case "outputs":
-            outputs = readOutputs(p, binaryOutputs);
+            outputs = readOutputs(p, binaryOutputs, classifications);
             break;
           case "parameters":
-            binaryByDefault =
-                readFlag(p, "binary_data_output", "the request's 'parameters'", false);
+            binaryByDefault = readFlag(p, "binary_data_output", "the request's 'parameters'");
             break;
           default:
             p.skipChildren();
@@ -120,7 +121,8 @@ final class InferRequestDecoder {
       }
       Map<String, Tensor> tensors =
           binaryInputs(inputs, body, headerLength < 0 ? -1 : bodyLength - headerLength, bytes);
-      return new InferRequest(id, tensors, outputs, binaryOutputs, binaryByDefault);
+      return new InferRequest(
+          id, tensors, outputs, binaryOutputs, binaryByDefault, classifications);
     } catch (JsonProcessingException e) {
       throw new BadRequestException(Json.describe(e));
     } catch (IOException e) {
@@ -208,12 +210,8 @@ final class InferRequestDecoder {
   private record Input(
       String name, Datatype datatype, long[] shape, Tensor tensor, long binarySize) {}
 
-  /**
-   * A boolean in a {@code parameters} object (the parser is at its start); false when absent. In an
-   * output's parameters, {@link #CLASSIFICATION} is answered 400.
-   */
-  private static boolean readFlag(JsonParser p, String key, String where, boolean ofAnOutput)
-      throws IOException {
+  /** A boolean in a {@code parameters} object (the parser is at its start); false when absent. */
+  private static boolean readFlag(JsonParser p, String key, String where) throws IOException {
     if (p.currentToken() == JsonToken.VALUE_NULL) {
       return false;
     }
@@ -229,8 +227,6 @@ final class InferRequestDecoder {
           throw new BadRequestException(where + " '" + key + "' must be true or false");
         }
         value = v == JsonToken.VALUE_TRUE;
-      } else if (ofAnOutput && field.equals(CLASSIFICATION)) {
-        throw classificationRefused(where);
       } else {
         p.skipChildren();
       }
@@ -238,15 +234,17 @@ final class InferRequestDecoder {
     return value;
   }
 
-  /** The answer to an output that asks for {@link #CLASSIFICATION}. */
-  static BadRequestException classificationRefused(String output) {
-    return new BadRequestException(
-        output
-            + " asks for 'classification' (its top classes as strings), which this server does not"
-            + " offer; ask for the output itself and rank its values");
+  /** The top-class count an output asks for, checked: at least 1. */
+  static int classCount(long k, String where) {
+    if (k < 1 || k > Integer.MAX_VALUE) {
+      throw new BadRequestException(
+          where + " 'classification' must be a whole number of classes, at least 1; was " + k);
+    }
+    return (int) k;
   }
 
-  private static Set<String> readOutputs(JsonParser p, Map<String, Boolean> binaryOutputs)
+  private static Set<String> readOutputs(
+      JsonParser p, Map<String, Boolean> binaryOutputs, Map<String, Integer> classifications)
       throws IOException {
     if (p.currentToken() == JsonToken.VALUE_NULL) {
       return Set.of();
@@ -258,6 +256,8 @@ final class InferRequestDecoder {
     for (int i = 0; p.nextToken() != JsonToken.END_ARRAY; i++) {
       String name = null;
       Boolean binary = null;
+      int classes = 0;
+      String where = "outputs[" + i + "].parameters";
       if (p.currentToken() == JsonToken.START_OBJECT) {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
           String field = p.currentName();
@@ -265,7 +265,24 @@ final class InferRequestDecoder {
           if (field.equals("name") && v == JsonToken.VALUE_STRING) {
             name = p.getText();
           } else if (field.equals("parameters") && v == JsonToken.START_OBJECT) {
-            binary = readFlag(p, "binary_data", "outputs[" + i + "].parameters", true);
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+              String key = p.currentName();
+              JsonToken pv = p.nextToken();
+              if (key.equals("binary_data")) {
+                if (pv != JsonToken.VALUE_TRUE && pv != JsonToken.VALUE_FALSE) {
+                  throw new BadRequestException(where + " 'binary_data' must be true or false");
+                }
+                binary = pv == JsonToken.VALUE_TRUE;
+              } else if (key.equals(CLASSIFICATION)) {
+                if (pv != JsonToken.VALUE_NUMBER_INT) {
+                  throw new BadRequestException(
+                      where + " 'classification' must be a whole number of classes");
+                }
+                classes = classCount(p.getLongValue(), where);
+              } else {
+                p.skipChildren();
+              }
+            }
           } else {
             p.skipChildren();
           }
@@ -277,6 +294,9 @@ final class InferRequestDecoder {
       names.add(name);
       if (binary != null) {
         binaryOutputs.put(name, binary);
+      }
+      if (classes > 0) {
+        classifications.put(name, classes);
       }
     }
     return names;

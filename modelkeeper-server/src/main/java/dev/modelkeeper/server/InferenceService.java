@@ -3,8 +3,10 @@ package dev.modelkeeper.server;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.onnx.InferenceModel;
+import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.Tensor;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -75,22 +77,26 @@ final class InferenceService {
   record Result(String modelName, InferRequest request, Outcome outcome) {}
 
   private final ModelResolver resolver;
+  private final ModelEvents events;
   private final Execution execution;
   private final AsyncExecution async;
 
-  InferenceService(ModelManager manager, ModelResolver resolver, ServerMetrics metrics) {
-    this(resolver, direct(manager, metrics), null);
+  InferenceService(
+      ModelManager manager, ModelResolver resolver, ModelEvents events, ServerMetrics metrics) {
+    this(resolver, events, direct(manager, metrics), null);
   }
 
-  private InferenceService(ModelResolver resolver, Execution execution, AsyncExecution async) {
+  private InferenceService(
+      ModelResolver resolver, ModelEvents events, Execution execution, AsyncExecution async) {
     this.resolver = resolver;
+    this.events = events;
     this.execution = execution;
     this.async = async;
   }
 
   /** The same service with {@code execution} between resolving and answering. */
   InferenceService withExecution(Execution execution) {
-    return new InferenceService(resolver, execution, null);
+    return new InferenceService(resolver, events, execution, null);
   }
 
   /**
@@ -98,7 +104,7 @@ final class InferenceService {
    * without blocking, and {@link #infer} waits for its answer, up to {@code timeout}.
    */
   InferenceService withExecution(AsyncExecution async, Duration timeout) {
-    return new InferenceService(resolver, blocking(async, timeout), async);
+    return new InferenceService(resolver, events, blocking(async, timeout), async);
   }
 
   /**
@@ -123,7 +129,7 @@ final class InferenceService {
     }
     CompletableFuture<Outcome> started =
         async.start(target, request, deadlineNanos, runHereUpToNanos);
-    CompletableFuture<Result> result = started.thenApply(o -> new Result(name, request, o));
+    CompletableFuture<Result> result = started.thenApply(o -> result(name, target, request, o));
     result.whenComplete((r, t) -> started.cancel(false)); // withdraws it when the caller cancels
     return result;
   }
@@ -181,8 +187,26 @@ final class InferenceService {
 
   /** Runs {@code request} on {@code target}, which the client named {@code name}. */
   Result infer(String name, ModelTarget target, InferRequest request) {
-    return new Result(name, request, execution.run(target, request));
+    return result(name, target, request, execution.run(target, request));
   }
+
+  /** The result of a run, with the outputs asked for as classes ranked. */
+  private Result result(String name, ModelTarget target, InferRequest request, Outcome o) {
+    if (request.classifications().isEmpty()) {
+      return new Result(name, request, o);
+    }
+    ModelMetadata md = events.metadata(target.key());
+    Map<String, Tensor> outputs =
+        Classification.apply(
+            o.outputs(),
+            request.classifications(),
+            md == null ? NO_METADATA : md,
+            events.labels(target.key()));
+    return new Result(name, request, new Outcome(o.version(), outputs));
+  }
+
+  private static final ModelMetadata NO_METADATA =
+      new ModelMetadata("", "", "", List.of(), List.of(), "", List.of());
 
   /** Leases the model for the one request and runs it at once. */
   static Execution direct(ModelManager manager, ServerMetrics metrics) {

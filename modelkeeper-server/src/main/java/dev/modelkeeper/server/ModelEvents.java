@@ -4,7 +4,13 @@ import dev.modelkeeper.core.LifecycleListener;
 import dev.modelkeeper.core.Model;
 import dev.modelkeeper.core.RemovalCause;
 import dev.modelkeeper.onnx.InferenceModel;
+import dev.modelkeeper.onnx.InvalidModelIdException;
+import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelMetadata;
+import dev.modelkeeper.onnx.ModelRepository;
+import dev.modelkeeper.onnx.TensorConfig;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,13 +28,27 @@ final class ModelEvents implements LifecycleListener {
   static final String NOT_LOADED = "not loaded; the first inference or a load request loads it";
 
   private final Map<String, String> reasons = new ConcurrentHashMap<>();
+  private final ModelRepository repository;
   private final Map<String, ModelMetadata> metadata = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, List<String>>> labels = new ConcurrentHashMap<>();
+
+  /** Events of the models of {@code repository}, whose config problems explain a model too. */
+  ModelEvents(ModelRepository repository) {
+    this.repository = repository;
+  }
 
   @Override
   public void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {
     reasons.remove(modelId);
     if (model instanceof InferenceModel) {
-      metadata.put(modelId, ((InferenceModel) model).metadata());
+      InferenceModel m = (InferenceModel) model;
+      metadata.put(modelId, m.metadata());
+      Map<String, List<String>> declared = new HashMap<>();
+      for (TensorConfig c : m.config().declared().outputs()) {
+        declared.put(c.name(), c.labels());
+      }
+      labels.put(
+          modelId, Classification.labels(m.metadata().outputs(), m.config().labels(), declared));
     }
   }
 
@@ -48,9 +68,24 @@ final class ModelEvents implements LifecycleListener {
             : "unloaded");
   }
 
-  /** Why {@code modelId} is not resident. */
+  /** Why {@code modelId} is not resident: its last event, else a problem of its config. */
   String reason(String modelId) {
-    return reasons.getOrDefault(modelId, NOT_LOADED);
+    String reason = reasons.get(modelId);
+    if (reason != null) {
+      return reason;
+    }
+    Map<ModelId, String> problems = repository.configProblems();
+    if (!problems.isEmpty()) {
+      try {
+        String problem = problems.get(ModelId.parse(modelId));
+        if (problem != null) {
+          return problem + "; it fails to load";
+        }
+      } catch (InvalidModelIdException e) {
+        // an alias: its target's reason applies
+      }
+    }
+    return NOT_LOADED;
   }
 
   /** The metadata of the last load of {@code modelId}, or null when it never loaded. */
@@ -58,9 +93,15 @@ final class ModelEvents implements LifecycleListener {
     return metadata.get(modelId);
   }
 
+  /** The class labels per output of the last load of {@code modelId}; empty when none. */
+  Map<String, List<String>> labels(String modelId) {
+    return labels.getOrDefault(modelId, Map.of());
+  }
+
   /** Forgets what was known about {@code modelId} (an alias that now names nothing). */
   void forget(String modelId) {
     reasons.remove(modelId);
     metadata.remove(modelId);
+    labels.remove(modelId);
   }
 }

@@ -141,7 +141,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                 .expireAfterIdle(config.idleTimeout())
                 .build());
     budget.set(manager);
-    ModelEvents events = new ModelEvents();
+    ModelEvents events = new ModelEvents(config.repository());
     manager.addListener(events);
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
@@ -171,10 +171,20 @@ public final class ModelKeeperServer implements AutoCloseable {
     BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
     this.executors = ModelExecutors.create(manager, config, metrics);
     this.inference =
-        new InferenceService(manager, resolver, metrics)
+        new InferenceService(manager, resolver, events, metrics)
             .withExecution(executors.execution(), config.requestTimeout());
     OipRoutes oip =
-        new OipRoutes(manager, resolver, events, metrics, decoder, json, runner, state, inference);
+        new OipRoutes(
+            manager,
+            resolver,
+            events,
+            metrics,
+            decoder,
+            json,
+            runner,
+            state,
+            inference,
+            ExecutionSettings.defaults(config));
     ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
     metrics.watch(memory, manager, modelMemory);
     RepositoryRoutes repository =

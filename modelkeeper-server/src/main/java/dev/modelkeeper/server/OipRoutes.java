@@ -5,7 +5,9 @@ import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.ModelState;
+import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.ModelMetadata;
+import dev.modelkeeper.onnx.TritonConfig;
 import io.javalin.http.Context;
 import java.util.List;
 
@@ -38,6 +40,7 @@ final class OipRoutes {
   private final RequestRunner runner;
   private final ServerState state;
   private final InferenceService inference;
+  private final ExecutionSettings defaults;
 
   OipRoutes(
       ModelManager manager,
@@ -48,7 +51,8 @@ final class OipRoutes {
       Json json,
       RequestRunner runner,
       ServerState state,
-      InferenceService inference) {
+      InferenceService inference,
+      ExecutionSettings defaults) {
     this.manager = manager;
     this.resolver = resolver;
     this.events = events;
@@ -59,6 +63,7 @@ final class OipRoutes {
     this.runner = runner;
     this.state = state;
     this.inference = inference;
+    this.defaults = defaults;
   }
 
   void register(Routes routes) {
@@ -68,6 +73,10 @@ final class OipRoutes {
     routes.get("/v2/models/{model}", ctx -> metadata(ctx, null));
     routes.get(
         "/v2/models/{model}/versions/{version}", ctx -> metadata(ctx, ctx.pathParam("version")));
+    routes.get("/v2/models/{model}/config", ctx -> config(ctx, null));
+    routes.get(
+        "/v2/models/{model}/versions/{version}/config",
+        ctx -> config(ctx, ctx.pathParam("version")));
     routes.get("/v2/models/{model}/ready", ctx -> modelReady(ctx, null));
     routes.get(
         "/v2/models/{model}/versions/{version}/ready",
@@ -135,6 +144,40 @@ final class OipRoutes {
     List<String> versions =
         version != null || t.alias() != null ? List.of(t.version()) : resolver.versions(name);
     return new ModelInfo(versions, md);
+  }
+
+  private void config(Context ctx, String version) {
+    String name = ctx.pathParam("model");
+    runner.submit(
+        ctx, () -> HttpResult.json(200, json.write(ProtoJson.object(modelConfig(name, version)))));
+  }
+
+  /**
+   * The configuration of {@code name} (and {@code version}, or null) as Triton answers it; loads
+   * the model when it is not resident.
+   */
+  dev.modelkeeper.onnx.triton.ModelConfig modelConfig(String name, String version) {
+    ModelTarget t = resolver.resolveKnown(name, version);
+    try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
+      InferenceModel m = InferenceService.inferenceModel(lease);
+      ExecutionSettings s = defaults.overriddenBy(m.config().execution());
+      boolean batched = Batches.batchable(m) && m.config().maxBatchSize() != 0;
+      ModelMetadata md = m.metadata();
+      return TritonConfig.completed(
+          m.config(),
+          new ModelMetadata(
+              name,
+              md.version(),
+              md.platform(),
+              md.inputs(),
+              md.outputs(),
+              md.description(),
+              md.labels()),
+          batched ? s.maxBatchSize() : 0,
+          s.maxQueueDelayNanos() / 1000,
+          List.copyOf(new java.util.TreeSet<>(s.preferredBatchSizes())),
+          s.maxConcurrency());
+    }
   }
 
   private void modelReady(Context ctx, String version) {

@@ -34,7 +34,9 @@ import io.grpc.stub.MetadataUtils;
 import io.javalin.http.HttpResponseException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -226,14 +228,44 @@ class GrpcEndpointTest {
   }
 
   @Test
-  void modelInfer_classificationOfAnOutput_isInvalidArgument() {
+  void modelInfer_classificationOfAnOutput_answersItsTopClassesWithLabels() {
+    ModelInferRequest request =
+        iris(2, floats(5.1f, 3.5f, 1.4f, 0.2f, 6.7f, 3.0f, 5.2f, 2.3f))
+            .addOutputs(
+                ModelInferRequest.InferRequestedOutputTensor.newBuilder()
+                    .setName("probabilities")
+                    .putParameters(
+                        "classification", InferParameter.newBuilder().setInt64Param(2).build()))
+            .build();
+    ModelInferResponse r = grpc.modelInfer(request);
+    assertThat(r.getOutputsCount()).isEqualTo(1);
+    assertThat(r.getOutputs(0).getDatatype()).isEqualTo("BYTES");
+    assertThat(r.getOutputs(0).getShapeList()).containsExactly(2L, 2L);
+    ByteBuffer raw =
+        r.getRawOutputContents(0).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    List<String> classes = new ArrayList<>();
+    while (raw.hasRemaining()) {
+      byte[] s = new byte[raw.getInt()];
+      raw.get(s);
+      classes.add(new String(s, StandardCharsets.UTF_8));
+    }
+    assertThat(classes).hasSize(4);
+    assertThat(classes.get(0)).matches("0\\.\\d+:0:setosa");
+    assertThat(classes.get(2)).matches("0\\.\\d+:2:virginica");
+    double first = Double.parseDouble(classes.get(0).split(":")[0]);
+    double second = Double.parseDouble(classes.get(1).split(":")[0]);
+    assertThat(first).isGreaterThanOrEqualTo(second);
+  }
+
+  @Test
+  void modelInfer_classificationThatIsNotACount_isInvalidArgument() {
     ModelInferRequest request =
         iris(1, floats(1, 2, 3, 4))
             .addOutputs(
                 ModelInferRequest.InferRequestedOutputTensor.newBuilder()
                     .setName("probabilities")
                     .putParameters(
-                        "classification", InferParameter.newBuilder().setInt64Param(2).build()))
+                        "classification", InferParameter.newBuilder().setStringParam("2").build()))
             .build();
     assertThat(code(() -> grpc.modelInfer(request))).isEqualTo(Status.Code.INVALID_ARGUMENT);
   }

@@ -72,16 +72,29 @@ class InferRequestDecoderTest {
   }
 
   @Test
-  void parseInfer_classificationOfAnOutput_isRefused_aRequestParameterOfThatNameIsNot() {
+  void parseInfer_classificationOfAnOutput_isRead_aRequestParameterOfThatNameIsNot() {
+    InferRequest r =
+        parse(
+            "{\"inputs\": [], \"outputs\": [{\"name\": \"p\","
+                + " \"parameters\": {\"binary_data\": true, \"classification\": 2}}]}");
+    assertThat(r.classifications()).containsExactly(Map.entry("p", 2));
+    assertThat(r.binaryOutput("p")).isTrue();
+    assertThat(parse("{\"inputs\": [], \"parameters\": {\"classification\": 2}}").classifications())
+        .isEmpty();
     assertThatThrownBy(
             () ->
                 parse(
                     "{\"inputs\": [], \"outputs\": [{\"name\": \"p\","
-                        + " \"parameters\": {\"binary_data\": true, \"classification\": 2}}]}"))
+                        + " \"parameters\": {\"classification\": 0}}]}"))
         .isInstanceOf(BadRequestException.class)
-        .hasMessageContaining("outputs[0].parameters asks for 'classification'");
-    assertThat(parse("{\"inputs\": [], \"parameters\": {\"classification\": 2}}").outputs())
-        .isEmpty();
+        .hasMessageContaining("outputs[0].parameters 'classification' must be a whole number");
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "{\"inputs\": [], \"outputs\": [{\"name\": \"p\","
+                        + " \"parameters\": {\"classification\": \"2\"}}]}"))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("'classification' must be a whole number");
   }
 
   @Test

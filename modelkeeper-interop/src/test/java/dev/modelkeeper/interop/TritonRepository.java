@@ -1,0 +1,131 @@
+package dev.modelkeeper.interop;
+
+import dev.modelkeeper.onnx.Datatype;
+import dev.modelkeeper.onnx.writer.OnnxGraphBuilder;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Writes a model repository in Triton's layout ({@code <model>/config.pbtxt} beside numbered
+ * version folders) for the interop tests; every model is generated here, nothing is downloaded.
+ *
+ * <ul>
+ *   <li>{@code addsub}: Triton's {@code simple} example, two INT32 [16] inputs, their sum and
+ *       difference, {@code max_batch_size: 8}, dynamic batching, two instances
+ *   <li>{@code addsub_nobatch}: the same graph with whole shapes, {@code max_batch_size: 0}
+ *   <li>{@code plus_latest} and {@code plus_specific}: versions 1 to 3, each adding its version
+ *       number to an FP32 [1] input; served by {@code latest { num_versions: 2 }} and {@code
+ *       specific { versions: [1] }}
+ *   <li>{@code classifier}: four FP32 scores echoed, with a label file
+ *   <li>{@code broken}: a {@code config.pbtxt} with a syntax error on line 3
+ * </ul>
+ */
+final class TritonRepository {
+
+  static final String BROKEN_CONFIG =
+      "name: \"broken\"\nmax_batch_size: 8\ninput [ { name: \"x\" data_type: TYPE_FP32 dims: [ 4 ]\n";
+
+  private TritonRepository() {}
+
+  static Path write(Path root) throws IOException {
+    addSub("addsub", 8)
+        .writeTo(Files.createDirectories(root.resolve("addsub/1")).resolve("model.onnx"));
+    config(
+        root,
+        "addsub",
+        """
+        name: "addsub"
+        platform: "onnxruntime_onnx"
+        max_batch_size: 8
+        input [
+          { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
+          { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] }
+        ]
+        output [
+          { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
+          { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] }
+        ]
+        instance_group [ { count: 2 kind: KIND_CPU } ]
+        dynamic_batching { preferred_batch_size: [ 4, 8 ] max_queue_delay_microseconds: 100 }
+        """);
+    addSub("addsub_nobatch", 0)
+        .writeTo(Files.createDirectories(root.resolve("addsub_nobatch/1")).resolve("model.onnx"));
+    config(
+        root,
+        "addsub_nobatch",
+        """
+        backend: "onnxruntime"
+        max_batch_size: 0
+        input [
+          { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
+          { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] }
+        ]
+        output [
+          { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
+          { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] }
+        ]
+        """);
+    for (String name : List.of("plus_latest", "plus_specific")) {
+      for (int v = 1; v <= 3; v++) {
+        new OnnxGraphBuilder(name)
+            .input("X", Datatype.FP32, -1, 1)
+            .initializer("V", new long[] {1}, new float[] {v})
+            .node("Add", List.of("X", "V"), List.of("Y"))
+            .output("Y", Datatype.FP32, -1, 1)
+            .writeTo(Files.createDirectories(root.resolve(name + "/" + v)).resolve("model.onnx"));
+      }
+    }
+    config(
+        root,
+        "plus_latest",
+        """
+        max_batch_size: 4
+        version_policy: { latest: { num_versions: 2 } }
+        """);
+    config(
+        root,
+        "plus_specific",
+        """
+        max_batch_size: 4
+        version_policy: { specific: { versions: [ 1 ] } }
+        """);
+    new OnnxGraphBuilder("classifier")
+        .input("SCORES_IN", Datatype.FP32, -1, 4)
+        .node("Identity", List.of("SCORES_IN"), List.of("SCORES"))
+        .output("SCORES", Datatype.FP32, -1, 4)
+        .writeTo(Files.createDirectories(root.resolve("classifier/1")).resolve("model.onnx"));
+    config(
+        root,
+        "classifier",
+        """
+        max_batch_size: 8
+        input [ { name: "SCORES_IN" data_type: TYPE_FP32 dims: [ 4 ] } ]
+        output [ { name: "SCORES" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "labels.txt" } ]
+        """);
+    Files.writeString(
+        root.resolve("classifier/labels.txt"), "cat\ndog\nbird\nfish\n", StandardCharsets.UTF_8);
+    addSub("broken", 8)
+        .writeTo(Files.createDirectories(root.resolve("broken/1")).resolve("model.onnx"));
+    config(root, "broken", BROKEN_CONFIG);
+    return root;
+  }
+
+  /** Sum and difference of two INT32 inputs of 16 elements, with a batch dimension or without. */
+  private static OnnxGraphBuilder addSub(String name, int maxBatchSize) {
+    long[] shape = maxBatchSize > 0 ? new long[] {-1, 16} : new long[] {16};
+    return new OnnxGraphBuilder(name)
+        .input("INPUT0", Datatype.INT32, shape)
+        .input("INPUT1", Datatype.INT32, shape)
+        .node("Add", List.of("INPUT0", "INPUT1"), List.of("OUTPUT0"))
+        .node("Sub", List.of("INPUT0", "INPUT1"), List.of("OUTPUT1"))
+        .output("OUTPUT0", Datatype.INT32, shape)
+        .output("OUTPUT1", Datatype.INT32, shape);
+  }
+
+  private static void config(Path root, String model, String text) throws IOException {
+    Files.writeString(root.resolve(model).resolve("config.pbtxt"), text, StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,73 @@
+package dev.modelkeeper.interop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A repository in Triton's layout ({@link TritonRepository}) served by the packaged jar and driven
+ * by the real {@code tritonclient} over HTTP and gRPC: inference with and without a batch
+ * dimension, {@code get_model_config}, version policies, classification with labels, and a broken
+ * {@code config.pbtxt} that leaves its model UNAVAILABLE with the parse error while the rest serves
+ * (see {@code src/test/python/test_triton_repository.py}).
+ */
+@Timeout(value = 15, unit = TimeUnit.MINUTES)
+class TritonRepositoryTest {
+
+  private static final String TOKEN = "interop-secret";
+
+  @TempDir static Path dir;
+
+  private static ServerProcess server;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    Path repository = TritonRepository.write(Files.createDirectories(dir.resolve("models")));
+    server =
+        ServerProcess.start(
+            Files.createDirectories(dir.resolve("cache")),
+            "--repository",
+            repository.toString(),
+            "--auth-token",
+            TOKEN);
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @Test
+  void tritonclient_servesTheTritonLayoutUnchanged() throws Exception {
+    Processes.Outcome run = server.pytest("test_triton_repository.py", Map.of("MK_TOKEN", TOKEN));
+    assertThat(run.exitCode()).as("pytest exit code; its output is above in the log").isZero();
+    assertThat(run.output())
+        .contains("test_addsub_infers[http] PASSED")
+        .contains("test_addsub_infers[grpc] PASSED")
+        .doesNotContain("SKIPPED");
+  }
+
+  @Test
+  void startup_flagsTheBrokenConfig_withItsLine_andNoStackTrace() {
+    assertThat(server.log())
+        .anySatisfy(
+            line ->
+                assertThat(line)
+                    .contains("broken/config.pbtxt")
+                    .contains("line 4, column 1")
+                    .contains("WARN"))
+        .anySatisfy(line -> assertThat(line.trim()).startsWith("broken:").contains("broken/1"))
+        .noneSatisfy(line -> assertThat(line).startsWith("\tat "))
+        .noneSatisfy(line -> assertThat(line).contains("Exception"));
+  }
+}
