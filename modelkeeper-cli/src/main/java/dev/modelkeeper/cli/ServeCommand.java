@@ -6,6 +6,7 @@ import dev.modelkeeper.onnx.ModelRepositories;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.demo.DemoRepository;
+import dev.modelkeeper.onnx.remote.ArtifactDownloadException;
 import dev.modelkeeper.server.InvalidConfigException;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.ServerConfig;
@@ -369,8 +370,14 @@ final class ServeCommand implements Callable<Integer> {
       throw invalid(e.setting(), e.reason(), e);
     }
     List<RepositoryEntry> models;
+    String unreadable = null;
     try {
       models = repo.list();
+    } catch (ArtifactDownloadException e) {
+      // a remote store that cannot be read now: the server starts and keeps trying (its models
+      // answer 503 with the reason until it can be read)
+      models = List.of();
+      unreadable = e.getMessage();
     } catch (RuntimeException e) {
       throw invalid("repository", "cannot list " + repo.location() + ": " + e.getMessage(), e);
     }
@@ -383,7 +390,7 @@ final class ServeCommand implements Callable<Integer> {
     } catch (InvalidConfigException e) {
       throw invalid(e.setting(), e.reason(), e);
     }
-    printSummary(server, repositoryLabel, models);
+    printSummary(server, repositoryLabel, models, unreadable);
     return server;
   }
 
@@ -394,7 +401,10 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   private void printSummary(
-      ModelKeeperServer server, String repositoryLabel, List<RepositoryEntry> models) {
+      ModelKeeperServer server,
+      String repositoryLabel,
+      List<RepositoryEntry> models,
+      String unreadable) {
     ServerConfig c = server.config();
     out.println("ModelKeeper is serving " + server.url());
     if (server.grpcPort() != ServerConfig.GRPC_OFF) {
@@ -427,10 +437,14 @@ final class ServeCommand implements Callable<Integer> {
         "  models:      "
             + models.size()
             + " found"
-            + (models.isEmpty()
-                ? " (the repository is empty)"
-                : ": "
-                    + models.stream().map(RepositoryEntry::id).collect(Collectors.joining(", "))));
+            + (unreadable != null
+                ? " (" + unreadable + "; trying again, see the warning above)"
+                : models.isEmpty()
+                    ? " (the repository is empty)"
+                    : ": "
+                        + models.stream()
+                            .map(RepositoryEntry::id)
+                            .collect(Collectors.joining(", "))));
     Map<ModelId, String> broken = c.repository().configProblems();
     if (!broken.isEmpty()) {
       out.println(

@@ -39,6 +39,12 @@ final class ServerProcess implements AutoCloseable {
    * once it printed {@code Ready.} (at most 2 minutes).
    */
   static ServerProcess start(Path cacheDir, String... args) throws Exception {
+    return start(cacheDir, Map.of(), args);
+  }
+
+  /** As {@link #start(Path, String...)}, with {@code env} added to the server's environment. */
+  static ServerProcess start(Path cacheDir, Map<String, String> env, String... args)
+      throws Exception {
     Path jar = Path.of(System.getProperty("modelkeeper.jar"));
     assertThat(jar).as("the packaged server jar (built by modelkeeper-cli)").isRegularFile();
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -61,8 +67,9 @@ final class ServerProcess implements AutoCloseable {
                 "--shutdown-timeout",
                 "5s"));
     command.addAll(List.of(args));
-    ServerProcess server =
-        new ServerProcess(new ProcessBuilder(command).redirectErrorStream(true).start());
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+    pb.environment().putAll(env);
+    ServerProcess server = new ServerProcess(pb.start());
     CountDownLatch ready = new CountDownLatch(1);
     Thread drain = new Thread(() -> server.drain(ready), "server-log");
     drain.setDaemon(true);

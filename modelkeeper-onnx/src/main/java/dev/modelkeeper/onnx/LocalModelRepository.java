@@ -42,7 +42,25 @@ public final class LocalModelRepository implements ModelRepository {
           new ModelConfig.Declared(
               "", List.of(), List.of(), VersionPolicy.ALL, "", List.of(), null));
 
+  /**
+   * Where the model files of a repository whose folder holds only the small files live: a remote
+   * store mirrored into the folder, whose model files are fetched on first use. Implementations are
+   * thread-safe.
+   */
+  public interface ModelFiles {
+    /** Whether a model file belongs at {@code file} (a path inside the root). */
+    boolean exists(Path file);
+
+    /** The length of the model file at {@code file}, or -1 when unknown. */
+    long size(Path file);
+
+    /** A local copy of the model file at {@code file}, fetching it when needed. */
+    Path fetch(Path file);
+  }
+
   private final Path root;
+  private final ModelFiles files;
+  private final String location;
 
   /** The problem last logged for each model whose config is broken; cleared once it parses. */
   private final Map<ModelId, String> badConfigsWarned = new ConcurrentHashMap<>();
@@ -56,7 +74,18 @@ public final class LocalModelRepository implements ModelRepository {
    * @throws IllegalArgumentException when {@code root} is not an existing folder
    */
   public LocalModelRepository(Path root) {
+    this(root, null, null);
+  }
+
+  /**
+   * A repository over {@code root} whose model files come from {@code files} (null: from the folder
+   * itself), called {@code location} in messages (null: the folder).
+   *
+   * @throws IllegalArgumentException when {@code root} is not an existing folder
+   */
+  public LocalModelRepository(Path root, ModelFiles files, String location) {
     Objects.requireNonNull(root, "root");
+    this.files = files;
     try {
       this.root = root.toRealPath();
     } catch (IOException e) {
@@ -65,6 +94,7 @@ public final class LocalModelRepository implements ModelRepository {
     if (!Files.isDirectory(this.root)) {
       throw new IllegalArgumentException("model repository is not a folder: " + root);
     }
+    this.location = location != null ? location : this.root.toString();
   }
 
   /** The real path of the root folder. */
@@ -74,7 +104,7 @@ public final class LocalModelRepository implements ModelRepository {
 
   @Override
   public String location() {
-    return root.toString();
+    return location;
   }
 
   @Override
@@ -127,7 +157,8 @@ public final class LocalModelRepository implements ModelRepository {
     ModelId v = concrete(id, triton);
     Path file = modelFile(v, triton);
     ModelConfig config = triton != null ? triton : readConfig(v, true);
-    return new ModelArtifact(v.name(), v.version(), file, config);
+    return new ModelArtifact(
+        v.name(), v.version(), files == null ? file : files.fetch(file), config);
   }
 
   /**
@@ -141,6 +172,12 @@ public final class LocalModelRepository implements ModelRepository {
             triton == null || triton == UNREADABLE
                 ? MODEL_FILE
                 : triton.declared().modelFileName());
+    if (files != null) {
+      if (!files.exists(file)) {
+        throw new ModelNotFoundException("model '" + id + "' is not in the repository");
+      }
+      return file;
+    }
     Path real;
     try {
       real = file.toRealPath();
@@ -167,7 +204,9 @@ public final class LocalModelRepository implements ModelRepository {
     Path file = modelFile(id, triton);
     ModelConfig config = triton != null ? triton : readConfig(id, false);
     long size = config.expectedSizeBytes();
-    if (size < 0) {
+    if (size < 0 && files != null) {
+      size = files.size(file);
+    } else if (size < 0) {
       try {
         size = Files.size(file);
       } catch (IOException e) {
@@ -297,11 +336,11 @@ public final class LocalModelRepository implements ModelRepository {
         } catch (InvalidModelIdException e) {
           continue;
         }
+        Path file = v.resolve(triton == null ? MODEL_FILE : triton.declared().modelFileName());
         boolean present =
             triton == UNREADABLE
                 ? Files.isDirectory(v)
-                : Files.exists(
-                    v.resolve(triton == null ? MODEL_FILE : triton.declared().modelFileName()));
+                : files == null ? Files.exists(file) : files.exists(file);
         if (present) {
           out.add(version);
         }

@@ -2,6 +2,8 @@ package dev.modelkeeper.onnx;
 
 import dev.modelkeeper.onnx.remote.ArtifactCache;
 import dev.modelkeeper.onnx.remote.HttpModelRepository;
+import dev.modelkeeper.onnx.remote.S3Location;
+import dev.modelkeeper.onnx.remote.S3ModelRepository;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Path;
@@ -19,19 +21,29 @@ public final class ModelRepositories {
   private ModelRepositories() {}
 
   /**
-   * A repository at {@code location}: an {@code http://} or {@code https://} URL (artifacts are
-   * cached in {@code cacheDir}) or a local folder.
+   * A repository at {@code location}: an {@code s3://} location ({@link S3Location}), an {@code
+   * http://} or {@code https://} URL (artifacts of both cached in {@code cacheDir}) or a local
+   * folder.
    *
    * @throws IllegalArgumentException when the folder does not exist or the URL is malformed
    */
   public static ModelRepository open(String location, Path cacheDir) {
     String lower = location.toLowerCase(Locale.ROOT);
-    if (lower.startsWith("http://") || lower.startsWith("https://")) {
+    boolean s3 = lower.startsWith("s3://");
+    if (s3 || lower.startsWith("http://") || lower.startsWith("https://")) {
       HttpClient client =
           HttpClient.newBuilder()
               .connectTimeout(Duration.ofSeconds(30))
               .followRedirects(HttpClient.Redirect.NORMAL)
               .build();
+      if (s3) {
+        S3Location where = S3Location.parse(location);
+        return new S3ModelRepository(
+            where,
+            where.client(Duration.ofMinutes(1)),
+            new ArtifactCache(cacheDir, client, DEFAULT_DOWNLOAD_TIMEOUT),
+            Duration.ofSeconds(30));
+      }
       return new HttpModelRepository(
           URI.create(location),
           new ArtifactCache(cacheDir, client, DEFAULT_DOWNLOAD_TIMEOUT),

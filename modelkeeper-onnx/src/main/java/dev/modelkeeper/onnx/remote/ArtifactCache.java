@@ -33,15 +33,16 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 
 /**
- * A content-addressed disk cache of artifacts downloaded over HTTP, shared by the threads of one
- * process and by the processes of one host. Thread-safe and process-safe.
+ * A disk cache of artifacts downloaded over HTTP or from S3, shared by the threads of one process
+ * and by the processes of one host. Thread-safe and process-safe.
  *
  * <h2>How one artifact is fetched</h2>
  *
  * <ol>
- *   <li>The artifact is named by its SHA-256: {@code <dir>/sha256/<hex>}. A cached file is used
- *       only after its length and digest are verified again, on every fetch; a file that fails is
- *       deleted and downloaded anew.
+ *   <li>An HTTP artifact is named by its SHA-256: {@code <dir>/sha256/<hex>}; an S3 object by a
+ *       hash of its bucket, key and ETag. A cached file is used only after its length and digest
+ *       (SHA-256, or the MD5 of a single-part S3 upload) are verified again, on every fetch; a file
+ *       that fails is deleted and downloaded anew.
  *   <li>In one process, concurrent fetches of one artifact share a single flight: the first caller
  *       downloads, later callers wait for its outcome (success or failure) with a timeout.
  *   <li>Across processes, the downloader holds an OS file lock on {@code <hex>.lock} for the whole
@@ -87,6 +88,53 @@ public final class ArtifactCache {
   }
 
   private static final Listener NO_LISTENER = new Listener() {};
+
+  /**
+   * Where the bytes of one artifact come from (an HTTP URL, an S3 object). Implementations are
+   * thread-safe.
+   */
+  public interface Source {
+    /** The artifact's address, for messages and the listener. */
+    URI uri();
+
+    /**
+     * Opens the body; the caller closes it.
+     *
+     * @param timeout the longest the request may wait for an answer
+     * @throws ArtifactDownloadException (or a subtype) when the store refuses or cannot be reached
+     */
+    Body open(Duration timeout) throws IOException;
+  }
+
+  /**
+   * An opened body.
+   *
+   * @param stream the bytes
+   * @param declaredLength the length the store announced, or -1
+   */
+  public record Body(InputStream stream, long declaredLength) {}
+
+  /**
+   * What a downloaded artifact must be.
+   *
+   * @param name its file name in the cache: letters, digits, {@code - .}, at most 100
+   * @param size its length in bytes
+   * @param algorithm the digest algorithm that checks it ({@code SHA-256}, {@code MD5}), or null
+   *     when only its length can be checked
+   * @param digest the expected digest in lowercase hex, or null with the algorithm
+   */
+  public record Expected(String name, long size, String algorithm, String digest) {
+    public Expected {
+      if (name == null || !NAME.matcher(name).matches()) {
+        throw new IllegalArgumentException("not a cache file name: " + name);
+      }
+      if ((algorithm == null) != (digest == null)) {
+        throw new IllegalArgumentException("an algorithm needs a digest and the other way round");
+      }
+    }
+  }
+
+  private static final Pattern NAME = Pattern.compile("[0-9a-z][0-9a-z.-]{0,99}");
 
   private final Path objects;
   private final HttpClient client;
@@ -136,8 +184,23 @@ public final class ArtifactCache {
     if (sha256 == null || !HEX64.matcher(sha256).matches()) {
       throw new IllegalArgumentException("not a lowercase hex SHA-256: " + sha256);
     }
+    return fetch(new HttpSource(uri), new Expected(sha256, size, "SHA-256", sha256));
+  }
+
+  /**
+   * The verified local copy of the artifact {@code source} gives, downloading it unless a verified
+   * copy named {@code expected.name()} is cached.
+   *
+   * @throws ArtifactIntegrityException when the body's length or digest is wrong
+   * @throws DownloadTimeoutException when the download or the wait for another one runs out
+   * @throws ArtifactDownloadException for any other failure (the store's answer, the connection)
+   */
+  public Path fetch(Source source, Expected expected) {
+    URI uri = source.uri();
+    String sha256 = expected.name();
+    long size = expected.size();
     Path target = objects.resolve(sha256);
-    if (verified(target, sha256, size)) {
+    if (verified(target, expected)) {
       return target;
     }
     CompletableFuture<Path> mine = new CompletableFuture<>();
@@ -147,7 +210,7 @@ public final class ArtifactCache {
       return await(running, uri);
     }
     try {
-      Path p = fetchUnderFileLock(uri, sha256, size, target);
+      Path p = fetchUnderFileLock(source, expected, target);
       mine.complete(p);
       return p;
     } catch (RuntimeException | Error e) {
@@ -201,15 +264,16 @@ public final class ArtifactCache {
     return downloadTimeout.plusSeconds(30);
   }
 
-  private Path fetchUnderFileLock(URI uri, String sha256, long size, Path target) {
-    Path lockFile = objects.resolve(sha256 + ".lock");
+  private Path fetchUnderFileLock(Source source, Expected expected, Path target) {
+    URI uri = source.uri();
+    Path lockFile = objects.resolve(expected.name() + ".lock");
     try (FileChannel ch =
             FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        FileLock lock = lock(ch, uri, sha256)) {
-      if (verified(target, sha256, size)) {
+        FileLock lock = lock(ch, uri, expected.name())) {
+      if (verified(target, expected)) {
         return target; // another process (or an earlier flight) finished while we waited
       }
-      download(uri, sha256, size, target);
+      download(source, expected, target);
       return target;
     } catch (IOException e) {
       throw new ArtifactDownloadException("cannot use the artifact cache for " + uri + ": " + e, e);
@@ -260,12 +324,14 @@ public final class ArtifactCache {
   /**
    * True when {@code file} exists with the right length and digest; deletes it when it is wrong.
    */
-  private boolean verified(Path file, String sha256, long size) {
+  private boolean verified(Path file, Expected expected) {
     if (!Files.exists(file)) {
       return false;
     }
     try {
-      if (Files.size(file) == size && Manifest.sha256(file).equals(sha256)) {
+      if (Files.size(file) == expected.size()
+          && (expected.algorithm() == null
+              || digest(file, expected.algorithm()).equals(expected.digest()))) {
         return true;
       }
       LOG.log(Level.WARNING, "cached artifact {0} failed verification; deleting it", file);
@@ -277,7 +343,10 @@ public final class ArtifactCache {
     }
   }
 
-  private void download(URI uri, String sha256, long size, Path target) {
+  private void download(Source source, Expected expected, Path target) {
+    URI uri = source.uri();
+    String sha256 = expected.name();
+    long size = expected.size();
     listener.downloadStarted(uri, sha256, size);
     long start = System.nanoTime();
     long deadline = start + downloadTimeout.toNanos();
@@ -289,20 +358,13 @@ public final class ArtifactCache {
     }
     boolean moved = false;
     try {
-      HttpRequest request = HttpRequest.newBuilder(uri).timeout(downloadTimeout).GET().build();
-      HttpResponse<InputStream> response;
+      Body body;
       try {
-        response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
-      } catch (HttpTimeoutException e) {
-        throw new DownloadTimeoutException(
-            "no response from " + uri + " within " + downloadTimeout.toMillis() + " ms");
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new ArtifactDownloadException("interrupted while downloading " + uri, e);
+        body = source.open(downloadTimeout);
       } catch (IOException e) {
         throw new ArtifactDownloadException("cannot download " + uri + ": " + e, e);
       }
-      copyBody(uri, response, tmp, sha256, size, deadline);
+      copyBody(uri, body, tmp, expected, deadline);
       Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       moved = true;
       downloads.incrementAndGet();
@@ -322,25 +384,16 @@ public final class ArtifactCache {
     }
   }
 
-  private void copyBody(
-      URI uri,
-      HttpResponse<InputStream> response,
-      Path tmp,
-      String sha256,
-      long size,
-      long deadline)
+  private void copyBody(URI uri, Body opened, Path tmp, Expected expected, long deadline)
       throws IOException {
+    long size = expected.size();
     AtomicBoolean finished = new AtomicBoolean();
     AtomicBoolean timedOut = new AtomicBoolean();
-    try (InputStream body = response.body();
+    try (InputStream body = opened.stream();
         FileChannel out = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-      if (response.statusCode() != 200) {
-        throw new ArtifactDownloadException("HTTP " + response.statusCode() + " for " + uri);
-      }
-      OptionalLong declared = response.headers().firstValueAsLong("content-length");
-      if (declared.isPresent() && declared.getAsLong() != size) {
+      if (opened.declaredLength() >= 0 && opened.declaredLength() != size) {
         throw new ArtifactIntegrityException(
-            uri + " is " + declared.getAsLong() + " bytes, the manifest says " + size);
+            uri + " is " + opened.declaredLength() + " bytes, its listing says " + size);
       }
       long remainingMillis =
           Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
@@ -352,7 +405,7 @@ public final class ArtifactCache {
             }
           },
           CompletableFuture.delayedExecutor(remainingMillis, TimeUnit.MILLISECONDS));
-      MessageDigest md = Manifest.newDigest();
+      MessageDigest md = expected.algorithm() == null ? null : newDigest(expected.algorithm());
       byte[] buf = new byte[1 << 16];
       long total = 0;
       long nextReport = size >= PROGRESS_MIN_BYTES ? size / 4 : Long.MAX_VALUE;
@@ -382,7 +435,9 @@ public final class ArtifactCache {
           throw new ArtifactIntegrityException(
               uri + " sent more than the " + size + " bytes the manifest lists");
         }
-        md.update(buf, 0, n);
+        if (md != null) {
+          md.update(buf, 0, n);
+        }
         ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
         while (bb.hasRemaining()) {
           out.write(bb);
@@ -405,14 +460,76 @@ public final class ArtifactCache {
         throw new ArtifactIntegrityException(
             uri + " is truncated: received " + total + " of " + size + " bytes");
       }
-      String actual = HexFormat.of().formatHex(md.digest());
-      if (!actual.equals(sha256)) {
-        throw new ArtifactIntegrityException(
-            uri + " has SHA-256 " + actual + ", the manifest says " + sha256);
+      if (md != null) {
+        String actual = HexFormat.of().formatHex(md.digest());
+        if (!actual.equals(expected.digest())) {
+          throw new ArtifactIntegrityException(
+              uri
+                  + " has "
+                  + expected.algorithm()
+                  + " "
+                  + actual
+                  + ", its listing says "
+                  + expected.digest());
+        }
       }
       out.force(true);
     } finally {
       finished.set(true);
+    }
+  }
+
+  private static MessageDigest newDigest(String algorithm) {
+    try {
+      return MessageDigest.getInstance(algorithm);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("the JDK has no " + algorithm, e);
+    }
+  }
+
+  private static String digest(Path file, String algorithm) throws IOException {
+    MessageDigest md = newDigest(algorithm);
+    try (InputStream in = Files.newInputStream(file)) {
+      byte[] buf = new byte[1 << 16];
+      for (int n; (n = in.read(buf)) >= 0; ) {
+        md.update(buf, 0, n);
+      }
+    }
+    return HexFormat.of().formatHex(md.digest());
+  }
+
+  /** An artifact at an HTTP(S) URL, fetched with this cache's client. */
+  private final class HttpSource implements Source {
+    private final URI uri;
+
+    HttpSource(URI uri) {
+      this.uri = uri;
+    }
+
+    @Override
+    public URI uri() {
+      return uri;
+    }
+
+    @Override
+    public Body open(Duration timeout) throws IOException {
+      HttpRequest request = HttpRequest.newBuilder(uri).timeout(timeout).GET().build();
+      HttpResponse<InputStream> response;
+      try {
+        response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+      } catch (HttpTimeoutException e) {
+        throw new DownloadTimeoutException(
+            "no response from " + uri + " within " + timeout.toMillis() + " ms");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ArtifactDownloadException("interrupted while downloading " + uri, e);
+      }
+      if (response.statusCode() != 200) {
+        response.body().close();
+        throw new ArtifactDownloadException("HTTP " + response.statusCode() + " for " + uri);
+      }
+      OptionalLong declared = response.headers().firstValueAsLong("content-length");
+      return new Body(response.body(), declared.orElse(-1));
     }
   }
 
