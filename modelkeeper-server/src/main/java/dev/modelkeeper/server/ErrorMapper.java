@@ -157,7 +157,9 @@ final class ErrorMapper {
       return unavailable(e, SHORT_RETRY);
     }
     if (e instanceof ArtifactDownloadException) {
-      LOG.log(Level.WARNING, "request {0}: {1}", requestId, e.getMessage());
+      // the repository logs a store it cannot list once per problem, and the manager a failed
+      // download once per streak of failed loads: one more line per request would flood the log
+      LOG.log(Level.DEBUG, "request {0}: {1}", requestId, e.getMessage());
       return unavailable(e, DOWNLOAD_RETRY);
     }
     if (e instanceof UnavailableException) {
