@@ -11,25 +11,11 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
-HTTP = os.environ["MK_HTTP"]
-GRPC = os.environ["MK_GRPC"]
 AUTH = {"Authorization": "Bearer " + os.environ["MK_TOKEN"]}
 GAUTH = {"authorization": "Bearer " + os.environ["MK_TOKEN"]}  # gRPC metadata keys are lowercase
 
 A = np.arange(16, dtype=np.int32).reshape(1, 16)
 B = np.ones((1, 16), dtype=np.int32)
-
-
-@pytest.fixture(scope="module")
-def http():
-    with httpclient.InferenceServerClient(HTTP, network_timeout=60.0) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def grpc():
-    with grpcclient.InferenceServerClient(GRPC) as c:
-        yield c
 
 
 @pytest.fixture(params=["http", "grpc"])

@@ -11,8 +11,6 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
-HTTP = os.environ["MK_HTTP"]
-GRPC = os.environ["MK_GRPC"]
 TOKEN = os.environ["MK_TOKEN"]
 AUTH = {"Authorization": "Bearer " + TOKEN}
 GAUTH = {"authorization": "Bearer " + TOKEN}  # gRPC metadata keys are lowercase
@@ -25,18 +23,6 @@ PROTOCOLS = {
     "http-json": (httpclient, False),
     "grpc": (grpcclient, None),
 }
-
-
-@pytest.fixture(scope="module")
-def http():
-    with httpclient.InferenceServerClient(HTTP, network_timeout=60.0) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def grpc():
-    with grpcclient.InferenceServerClient(GRPC) as c:
-        yield c
 
 
 @pytest.fixture(params=list(PROTOCOLS))

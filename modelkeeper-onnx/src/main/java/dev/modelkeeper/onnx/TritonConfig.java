@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -67,6 +68,25 @@ public final class TritonConfig {
       Set.of("preferred_batch_size", "max_queue_delay_microseconds");
   private static final Set<String> APPLIED_PARAMETERS =
       Set.of("intra_op_thread_count", "inter_op_thread_count");
+
+  /** Triton's data types that ModelKeeper serves, and their datatypes (STRING is BYTES). */
+  private static final Map<DataType, Datatype> TYPES =
+      Map.of(
+          DataType.TYPE_BOOL, Datatype.BOOL,
+          DataType.TYPE_UINT8, Datatype.UINT8,
+          DataType.TYPE_INT8, Datatype.INT8,
+          DataType.TYPE_INT16, Datatype.INT16,
+          DataType.TYPE_INT32, Datatype.INT32,
+          DataType.TYPE_INT64, Datatype.INT64,
+          DataType.TYPE_FP32, Datatype.FP32,
+          DataType.TYPE_FP64, Datatype.FP64,
+          DataType.TYPE_STRING, Datatype.BYTES);
+
+  private static final Map<Datatype, DataType> TRITON_TYPES = new EnumMap<>(Datatype.class);
+
+  static {
+    TYPES.forEach((triton, datatype) -> TRITON_TYPES.put(datatype, triton));
+  }
 
   private TritonConfig() {}
 
@@ -392,52 +412,12 @@ public final class TritonConfig {
 
   /** ModelKeeper's datatype for a Triton data type; null when it has none. */
   static Datatype datatype(DataType type) {
-    switch (type) {
-      case TYPE_BOOL:
-        return Datatype.BOOL;
-      case TYPE_UINT8:
-        return Datatype.UINT8;
-      case TYPE_INT8:
-        return Datatype.INT8;
-      case TYPE_INT16:
-        return Datatype.INT16;
-      case TYPE_INT32:
-        return Datatype.INT32;
-      case TYPE_INT64:
-        return Datatype.INT64;
-      case TYPE_FP32:
-        return Datatype.FP32;
-      case TYPE_FP64:
-        return Datatype.FP64;
-      case TYPE_STRING:
-        return Datatype.BYTES;
-      default:
-        return null;
-    }
+    return TYPES.get(type);
   }
 
   /** The Triton data type of one of ModelKeeper's datatypes. */
   public static DataType dataType(Datatype datatype) {
-    switch (datatype) {
-      case BOOL:
-        return DataType.TYPE_BOOL;
-      case UINT8:
-        return DataType.TYPE_UINT8;
-      case INT8:
-        return DataType.TYPE_INT8;
-      case INT16:
-        return DataType.TYPE_INT16;
-      case INT32:
-        return DataType.TYPE_INT32;
-      case INT64:
-        return DataType.TYPE_INT64;
-      case FP32:
-        return DataType.TYPE_FP32;
-      case FP64:
-        return DataType.TYPE_FP64;
-      default:
-        return DataType.TYPE_STRING;
-    }
+    return TRITON_TYPES.get(datatype);
   }
 
   private static int threads(Map<String, ModelParameter> parameters, String key) {
