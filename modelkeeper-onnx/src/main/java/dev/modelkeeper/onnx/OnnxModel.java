@@ -195,17 +195,20 @@ public final class OnnxModel implements InferenceModel {
               served(config, "output", specs(id, session.getOutputInfo())),
               config.description(),
               config.labels());
-      return new OnnxModel(
-          metadata,
-          config,
-          size,
-          cost,
-          options.memoryCosts(),
-          options.workingMemory(),
-          session,
-          opts,
-          runOpts,
-          options.trimNativeHeapOnClose());
+      OnnxModel model =
+          new OnnxModel(
+              metadata,
+              config,
+              size,
+              cost,
+              options.memoryCosts(),
+              options.workingMemory(),
+              session,
+              opts,
+              runOpts,
+              options.trimNativeHeapOnClose());
+      WarmUp.run(model, config); // ready only once its warm-up ran, as in Triton
+      return model;
     } catch (OrtException | RuntimeException e) {
       if (probe != null) {
         probe.end();

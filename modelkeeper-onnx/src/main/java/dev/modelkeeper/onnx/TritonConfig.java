@@ -28,10 +28,10 @@ import java.util.Set;
  * Runtime only), {@code max_batch_size}, {@code input} and {@code output} ({@code data_type},
  * {@code dims}, {@code reshape}, {@code optional}, {@code label_filename}), {@code version_policy},
  * {@code instance_group.count} (runs at once), {@code dynamic_batching} ({@code
- * preferred_batch_size}, {@code max_queue_delay_microseconds}), {@code default_model_filename} and
- * the ONNX Runtime parameters {@code intra_op_thread_count} and {@code inter_op_thread_count}.
- * Sequence batching and ensembles are refused; every other setting parses and is reported in {@link
- * ModelConfig.Declared#ignored()}.
+ * preferred_batch_size}, {@code max_queue_delay_microseconds}), {@code default_model_filename},
+ * {@code model_warmup} (run as the last step of a load) and the ONNX Runtime parameters {@code
+ * intra_op_thread_count} and {@code inter_op_thread_count}. Sequence batching and ensembles are
+ * refused; every other setting parses and is reported in {@link ModelConfig.Declared#ignored()}.
  */
 public final class TritonConfig {
 
@@ -58,7 +58,8 @@ public final class TritonConfig {
           "instance_group",
           "dynamic_batching",
           "default_model_filename",
-          "parameters");
+          "parameters",
+          "model_warmup");
   private static final Set<String> APPLIED_INPUT =
       Set.of("name", "data_type", "dims", "reshape", "optional");
   private static final Set<String> APPLIED_OUTPUT =

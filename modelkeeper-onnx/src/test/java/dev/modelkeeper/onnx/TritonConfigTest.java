@@ -135,4 +135,52 @@ class TritonConfigTest {
     assertThat(repo.fetch(new ModelId("iris", "2")).config().declared().file())
         .endsWith("config.pbtxt");
   }
+
+  private OnnxModel loadIrisWith(String config) throws Exception {
+    Path version = Files.createDirectories(root.resolve("iris/1"));
+    Files.copy(
+        TestRepos.modelFile("iris", "1"),
+        version.resolve("model.onnx"),
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    Files.writeString(root.resolve("iris/config.pbtxt"), config);
+    java.nio.ByteBuffer row =
+        java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    row.putFloat(5.1f).putFloat(3.5f).putFloat(1.4f).putFloat(0.2f);
+    Files.write(
+        Files.createDirectories(root.resolve("iris/warmup")).resolve("iris.bin"), row.array());
+    LocalModelRepository repo = new LocalModelRepository(root);
+    return OnnxModel.load(repo.fetch(new ModelId("iris", null)), OnnxModelOptions.defaults());
+  }
+
+  @Test
+  void modelWarmup_runsAsPartOfTheLoad_andABadSampleFailsItNamingTheSample() throws Exception {
+    String input =
+        "max_batch_size: 8\ninput [ { name: \"input\" data_type: TYPE_FP32 dims: [ 4 ] } ]\n";
+    OnnxModel ok =
+        loadIrisWith(
+            input
+                + "model_warmup [ { name: \"zeros\" batch_size: 2 count: 3 inputs { key: \"input\""
+                + " value: { data_type: TYPE_FP32 dims: [ 4 ] zero_data: true } } },"
+                + " { name: \"random\" batch_size: 1 inputs { key: \"input\""
+                + " value: { data_type: TYPE_FP32 dims: [ 4 ] random_data: true } } },"
+                + " { name: \"file\" batch_size: 3 inputs { key: \"input\""
+                + " value: { data_type: TYPE_FP32 dims: [ 4 ] input_data_file: \"iris.bin\" } } } ]\n");
+    ok.clearCache();
+    assertThatThrownBy(
+            () ->
+                loadIrisWith(
+                    input
+                        + "model_warmup [ { name: \"wide\" batch_size: 1 inputs { key: \"input\""
+                        + " value: { data_type: TYPE_FP32 dims: [ 5 ] zero_data: true } } } ]\n"))
+        .isInstanceOf(dev.modelkeeper.core.ModelLoadException.class)
+        .hasMessageContaining("config.pbtxt: model_warmup 'wide' of 'iris/1' failed: ")
+        .hasMessageContaining("has shape [1, 5]");
+    assertThatThrownBy(
+            () ->
+                loadIrisWith(
+                    input
+                        + "model_warmup [ { name: \"missing\" inputs { key: \"input\""
+                        + " value: { data_type: TYPE_FP32 dims: [ 4 ] input_data_file: \"no.bin\" } } } ]\n"))
+        .hasMessageContaining("model_warmup 'missing' of 'iris/1' cannot be built");
+  }
 }
