@@ -176,4 +176,28 @@ class S3RepositoryTest {
       assertThat(s.log()).noneSatisfy(l -> assertThat(l).startsWith("\tat "));
     }
   }
+
+  @Test
+  void awsEndpointUrl_pointsPlainBucketLocationsAtTheStore() throws Exception {
+    Map<String, String> env = new java.util.HashMap<>(credentials(S3Store.SECRET));
+    env.put("AWS_ENDPOINT_URL", "http://localhost:" + store.port());
+    env.put("AWS_REGION", "eu-west-1");
+    try (ServerProcess s =
+        ServerProcess.start(
+            Files.createDirectories(dir.resolve("endpoint-cache")),
+            env,
+            "--repository",
+            "s3://models/demo",
+            "--auth-token",
+            TOKEN)) {
+      HttpResponse<String> r =
+          post(
+              s,
+              "/v2/models/iris/infer",
+              "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],"
+                  + "\"data\":[5.1,3.5,1.4,0.2]}]}");
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+      assertThat(s.log()).anySatisfy(l -> assertThat(l).contains("repository:  s3://models/demo"));
+    }
+  }
 }

@@ -306,6 +306,17 @@ public final class S3ModelRepository implements ModelRepository {
         return "no AWS credentials found (environment, profile, web identity, container or"
             + " instance metadata)";
       }
+      for (Throwable c = e; c != null; c = c.getCause()) {
+        if (c instanceof java.net.UnknownHostException) {
+          return "cannot reach the store: unknown host " + c.getMessage();
+        }
+        if (c instanceof java.net.ConnectException) {
+          return "cannot reach the store: connection refused";
+        }
+        if (c instanceof java.net.SocketTimeoutException) {
+          return "cannot reach the store: no answer in time";
+        }
+      }
       return "cannot reach the store: " + m;
     }
     return String.valueOf(e.getMessage());

@@ -165,4 +165,18 @@ class S3ModelRepositoryTest {
           .isEqualTo(big);
     }
   }
+
+  @Test
+  void anUnreachableStore_isNamedWithoutAJavaClass() throws Exception {
+    int closed;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      closed = s.getLocalPort();
+    }
+    S3ModelRepository repo =
+        repository("s3://127.0.0.1:" + closed + "/models/repo", client(closed, S3Store.SECRET));
+    assertThatThrownBy(repo::list)
+        .isInstanceOf(ArtifactDownloadException.class)
+        .hasMessageContaining("cannot reach the store: connection refused")
+        .hasMessageNotContaining("Exception");
+  }
 }

@@ -23,6 +23,7 @@ public final class CuttingProxy implements AutoCloseable {
   private final ExecutorService threads = Executors.newCachedThreadPool();
   private volatile long cutAfter = Long.MAX_VALUE;
   private final AtomicLong arming = new AtomicLong();
+  private final java.util.Set<Socket> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   /** Starts relaying to {@code 127.0.0.1:targetPort}. */
   public CuttingProxy(int targetPort) throws IOException {
@@ -49,6 +50,8 @@ public final class CuttingProxy implements AutoCloseable {
       try {
         Socket client = listener.accept();
         Socket server = new Socket(InetAddress.getLoopbackAddress(), target);
+        open.add(client);
+        open.add(server);
         threads.execute(() -> relay(client, server, false));
         threads.execute(() -> relay(server, client, true));
       } catch (IOException e) {
@@ -85,7 +88,8 @@ public final class CuttingProxy implements AutoCloseable {
     }
   }
 
-  private static void closeQuietly(Socket s) {
+  private void closeQuietly(Socket s) {
+    open.remove(s);
     try {
       s.close();
     } catch (IOException ignored) {
@@ -96,6 +100,9 @@ public final class CuttingProxy implements AutoCloseable {
   @Override
   public void close() throws Exception {
     listener.close();
+    for (Socket s : open) {
+      closeQuietly(s); // a relay blocked in a read ends only when its socket closes
+    }
     threads.shutdownNow();
     threads.awaitTermination(10, TimeUnit.SECONDS);
   }
