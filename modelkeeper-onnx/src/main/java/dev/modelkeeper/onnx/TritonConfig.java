@@ -289,8 +289,7 @@ public final class TritonConfig {
             ModelInput.newBuilder()
                 .setName(s.name())
                 .setDataType(dataType(s.datatype()))
-                .addAllDims(
-                    s.shape().subList(Math.min(batch, s.shape().size()), s.shape().size())));
+                .addAllDims(withoutBatch(s, batch)));
       }
     }
     if (b.getOutputCount() == 0) {
@@ -299,8 +298,7 @@ public final class TritonConfig {
             ModelOutput.newBuilder()
                 .setName(s.name())
                 .setDataType(dataType(s.datatype()))
-                .addAllDims(
-                    s.shape().subList(Math.min(batch, s.shape().size()), s.shape().size())));
+                .addAllDims(withoutBatch(s, batch)));
       }
     }
     if (b.getInstanceGroupCount() == 0) {
@@ -321,6 +319,11 @@ public final class TritonConfig {
       b.setDefaultModelFilename(config.declared().modelFileName());
     }
     return b.build();
+  }
+
+  /** The dims of {@code s}: its shape without the first {@code batch} (0 or 1) dimension. */
+  private static List<Long> withoutBatch(TensorSpec s, int batch) {
+    return s.shape().subList(Math.min(batch, s.shape().size()), s.shape().size());
   }
 
   private static VersionPolicy versionPolicy(dev.modelkeeper.onnx.triton.ModelConfig c) {
