@@ -11,12 +11,15 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * A model repository in a local folder: {@code <root>/<name>/<version>/model.onnx} plus an optional
@@ -64,6 +67,9 @@ public final class LocalModelRepository implements ModelRepository {
 
   /** The problem last logged for each model whose config is broken; cleared once it parses. */
   private final Map<ModelId, String> badConfigsWarned = new ConcurrentHashMap<>();
+
+  /** Configs parsed, by the real path of their file. */
+  private final Map<Path, Parsed> parsed = new ConcurrentHashMap<>();
 
   /** The settings last reported as not applied, per model with a {@code config.pbtxt}. */
   private final Map<String, List<String>> ignoredReported = new ConcurrentHashMap<>();
@@ -275,12 +281,13 @@ public final class LocalModelRepository implements ModelRepository {
         throw new InvalidModelIdException(
             "config of '" + id.name() + "' resolves outside the repository root (" + real + ")");
       }
-      if (Files.size(real) > MAX_PBTXT_BYTES) {
-        throw new IllegalArgumentException("larger than " + MAX_PBTXT_BYTES + " bytes");
-      }
+      Path realDir = modelDir.toRealPath();
       ModelConfig config =
-          TritonConfig.parse(
-              Files.readString(real, StandardCharsets.UTF_8), file, modelDir.toRealPath());
+          parsedOnce(
+              real,
+              MAX_PBTXT_BYTES,
+              text -> TritonConfig.parse(text, file, realDir),
+              c -> labelFiles(c, realDir));
       if (badConfigsWarned.keySet().removeIf(k -> k.name().equals(id.name()))) {
         LOG.log(Level.INFO, "{0} parses again", file);
       }
@@ -352,6 +359,74 @@ public final class LocalModelRepository implements ModelRepository {
     return out;
   }
 
+  /**
+   * The config in file {@code real}, parsed when it (or one of the files it names, {@code
+   * dependsOn}) changed since it was last parsed: a config is read once, not on every listing,
+   * lookup and load. A config that does not parse is read again each time.
+   */
+  private ModelConfig parsedOnce(
+      Path real,
+      long maxBytes,
+      Function<String, ModelConfig> parse,
+      Function<ModelConfig, List<Path>> dependsOn)
+      throws IOException {
+    Parsed last = parsed.get(real);
+    if (last != null && last.current()) {
+      return last.config();
+    }
+    FileState state = FileState.of(real);
+    if (state.size() > maxBytes) {
+      throw new IllegalArgumentException("larger than " + maxBytes + " bytes");
+    }
+    ModelConfig config = parse.apply(Files.readString(real, StandardCharsets.UTF_8));
+    List<FileState> files = new ArrayList<>();
+    files.add(state);
+    for (Path p : dependsOn.apply(config)) {
+      files.add(FileState.of(p));
+    }
+    parsed.put(real, new Parsed(files, config));
+    return config;
+  }
+
+  /** The label files a {@code config.pbtxt} names. */
+  private static List<Path> labelFiles(ModelConfig config, Path modelDir) {
+    List<Path> out = new ArrayList<>();
+    for (dev.modelkeeper.onnx.triton.ModelOutput o : config.declared().triton().getOutputList()) {
+      if (!o.getLabelFilename().isEmpty()) {
+        out.add(modelDir.resolve(o.getLabelFilename()).normalize());
+      }
+    }
+    return out;
+  }
+
+  /** A config as parsed, and the state of the files it was read from. */
+  private record Parsed(List<FileState> files, ModelConfig config) {
+    boolean current() {
+      for (FileState f : files) {
+        if (!f.current()) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  /** A file's modification time and size when it was read. */
+  private record FileState(Path path, FileTime modified, long size) {
+    static FileState of(Path path) throws IOException {
+      BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
+      return new FileState(path, a.lastModifiedTime(), a.size());
+    }
+
+    boolean current() {
+      try {
+        return equals(of(path));
+      } catch (IOException e) {
+        return false;
+      }
+    }
+  }
+
   /** The version's config, EMPTY when absent; a broken config fails a load but not a listing. */
   private ModelConfig readConfig(ModelId id, boolean strict) {
     Path file = root.resolve(id.name()).resolve(id.version()).resolve(ModelConfig.FILE_NAME);
@@ -364,10 +439,7 @@ public final class LocalModelRepository implements ModelRepository {
         throw new InvalidModelIdException(
             "config of '" + id + "' resolves outside the repository root (" + real + ")");
       }
-      if (Files.size(real) > MAX_CONFIG_BYTES) {
-        throw new IllegalArgumentException("larger than " + MAX_CONFIG_BYTES + " bytes");
-      }
-      ModelConfig config = ModelConfig.parse(Files.readString(real, StandardCharsets.UTF_8));
+      ModelConfig config = parsedOnce(real, MAX_CONFIG_BYTES, ModelConfig::parse, c -> List.of());
       badConfigsWarned.remove(id);
       return config;
     } catch (IOException | IllegalArgumentException e) {

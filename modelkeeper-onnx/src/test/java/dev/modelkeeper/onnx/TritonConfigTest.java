@@ -183,4 +183,29 @@ class TritonConfigTest {
                         + " value: { data_type: TYPE_FP32 dims: [ 4 ] input_data_file: \"no.bin\" } } } ]\n"))
         .hasMessageContaining("model_warmup 'missing' of 'iris/1' cannot be built");
   }
+
+  @Test
+  void repository_seesAChangedConfigOrLabelFile_atItsNextLookup() throws Exception {
+    byte[] model = Files.readAllBytes(TestRepos.modelFile("iris", "1"));
+    for (int v = 1; v <= 2; v++) {
+      Files.write(Files.createDirectories(root.resolve("iris/" + v)).resolve("model.onnx"), model);
+    }
+    Files.writeString(root.resolve("iris/labels.txt"), "a\nb\nc\n");
+    String outputs =
+        "output [ { name: \"probabilities\" data_type: TYPE_FP32 dims: [ 3 ]"
+            + " label_filename: \"labels.txt\" } ]\n";
+    Files.writeString(root.resolve("iris/config.pbtxt"), "max_batch_size: 4\n" + outputs);
+    LocalModelRepository repo = new LocalModelRepository(root);
+    ModelId iris = new ModelId("iris", null);
+    assertThat(repo.fetch(iris).config().labels()).containsExactly("a", "b", "c");
+    assertThat(repo.list()).extracting(RepositoryEntry::id).containsExactly("iris/2");
+
+    Files.writeString(root.resolve("iris/labels.txt"), "setosa\nversicolor\nvirginica\n");
+    assertThat(repo.fetch(iris).config().labels())
+        .containsExactly("setosa", "versicolor", "virginica");
+    Files.writeString(
+        root.resolve("iris/config.pbtxt"),
+        "max_batch_size: 4\nversion_policy: { all { } }\n" + outputs);
+    assertThat(repo.list()).extracting(RepositoryEntry::id).containsExactly("iris/1", "iris/2");
+  }
 }
