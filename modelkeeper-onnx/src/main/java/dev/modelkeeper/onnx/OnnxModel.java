@@ -21,6 +21,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -107,7 +109,7 @@ public final class OnnxModel implements InferenceModel {
     this.inputSpecs = index(metadata.inputs());
     this.outputSpecs = index(metadata.outputs());
     this.reshapes = reshapes(config);
-    this.optionalInputs = new java.util.HashSet<>();
+    this.optionalInputs = new HashSet<>();
     for (TensorConfig c : config.declared().inputs()) {
       if (c.optional()) {
         optionalInputs.add(c.name());
@@ -377,7 +379,7 @@ public final class OnnxModel implements InferenceModel {
   }
 
   private static Map<String, TensorConfig> reshapes(ModelConfig config) {
-    Map<String, TensorConfig> out = new java.util.HashMap<>();
+    Map<String, TensorConfig> out = new HashMap<>();
     for (TensorConfig c : config.declared().inputs()) {
       if (!c.reshape().isEmpty()) {
         out.put(c.name(), c);

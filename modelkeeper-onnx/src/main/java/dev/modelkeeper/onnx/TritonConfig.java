@@ -247,6 +247,7 @@ public final class TritonConfig {
    * what it leaves out filled in, or, for a model without one, a configuration that describes how
    * it is served.
    *
+   * @param name the name the model was asked for by (an alias or its own)
    * @param config the configuration the model was loaded with
    * @param metadata the model's metadata (its served inputs and outputs)
    * @param maxBatchSize the most rows a request may have, 0 when the model has no batch dimension
@@ -255,6 +256,7 @@ public final class TritonConfig {
    * @param instances the most runs of the model at once
    */
   public static dev.modelkeeper.onnx.triton.ModelConfig completed(
+      String name,
       ModelConfig config,
       ModelMetadata metadata,
       int maxBatchSize,
@@ -266,7 +268,7 @@ public final class TritonConfig {
         declared == null
             ? dev.modelkeeper.onnx.triton.ModelConfig.newBuilder()
             : declared.toBuilder();
-    b.setName(metadata.name()).setPlatform(PLATFORM).setBackend(BACKEND);
+    b.setName(name).setPlatform(PLATFORM).setBackend(BACKEND);
     if (declared == null) {
       b.setMaxBatchSize(maxBatchSize);
       b.setVersionPolicy(
@@ -304,14 +306,14 @@ public final class TritonConfig {
     if (b.getInstanceGroupCount() == 0) {
       b.addInstanceGroup(
           ModelInstanceGroup.newBuilder()
-              .setName(metadata.name())
+              .setName(name)
               .setCount(instances)
               .setKind(ModelInstanceGroup.Kind.KIND_CPU));
     } else {
       for (ModelInstanceGroup.Builder g : b.getInstanceGroupBuilderList()) {
         g.setKind(ModelInstanceGroup.Kind.KIND_CPU).setCount(Math.max(1, g.getCount()));
         if (g.getName().isEmpty()) {
-          g.setName(metadata.name());
+          g.setName(name);
         }
       }
     }

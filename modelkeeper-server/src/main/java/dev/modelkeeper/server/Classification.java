@@ -1,14 +1,18 @@
 package dev.modelkeeper.server;
 
 import dev.modelkeeper.onnx.Datatype;
+import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.InvalidInputException;
-import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.Tensor;
+import dev.modelkeeper.onnx.TensorConfig;
 import dev.modelkeeper.onnx.TensorSpec;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Triton's classification extension: an output asked for with {@code classification: k} is answered
@@ -19,19 +23,49 @@ import java.util.Map;
  */
 final class Classification {
 
-  private Classification() {}
+  /** For a model not known yet: no labels, every output ranked as a whole. */
+  static final Classification NONE = new Classification(Map.of(), Set.of());
+
+  private final Map<String, List<String>> labels;
+  private final Set<String> perRow;
+
+  /**
+   * @param labels the class labels per output
+   * @param perRow the outputs ranked per row (their first dimension is a batch)
+   */
+  private Classification(Map<String, List<String>> labels, Set<String> perRow) {
+    this.labels = labels;
+    this.perRow = perRow;
+  }
+
+  /**
+   * How {@code model}'s outputs are classified: per row when the output has a batch dimension, with
+   * the labels its configuration gives ({@code label_filename} of {@code config.pbtxt}, else the
+   * {@code labels} of {@code config.json}).
+   */
+  static Classification of(InferenceModel model) {
+    Map<String, List<String>> declared = new HashMap<>();
+    for (TensorConfig c : model.config().declared().outputs()) {
+      declared.put(c.name(), c.labels());
+    }
+    Map<String, List<String>> labels = new HashMap<>();
+    Set<String> perRow = new HashSet<>();
+    for (TensorSpec s : model.metadata().outputs()) {
+      List<String> l = declared.getOrDefault(s.name(), List.of());
+      labels.put(s.name(), l.isEmpty() ? model.config().labels() : l);
+      if (s.shape().size() >= 2 && s.shape().get(0) < 0) {
+        perRow.add(s.name());
+      }
+    }
+    return new Classification(Map.copyOf(labels), Set.copyOf(perRow));
+  }
 
   /**
    * {@code outputs} with each output named in {@code classes} replaced by its top classes.
    *
-   * @param labels the class labels per output of the model's configuration
    * @throws InvalidInputException when a classified output does not hold numbers
    */
-  static Map<String, Tensor> apply(
-      Map<String, Tensor> outputs,
-      Map<String, Integer> classes,
-      ModelMetadata metadata,
-      Map<String, List<String>> labels) {
+  Map<String, Tensor> apply(Map<String, Tensor> outputs, Map<String, Integer> classes) {
     if (classes.isEmpty()) {
       return outputs;
     }
@@ -39,12 +73,13 @@ final class Classification {
     for (Map.Entry<String, Integer> e : classes.entrySet()) {
       Tensor t = outputs.get(e.getKey());
       if (t != null) {
-        boolean perRow =
-            metadata
-                .output(t.name())
-                .map(s -> s.shape().size() >= 2 && s.shape().get(0) < 0)
-                .orElse(false);
-        out.put(t.name(), top(t, e.getValue(), perRow, labels.getOrDefault(t.name(), List.of())));
+        out.put(
+            t.name(),
+            top(
+                t,
+                e.getValue(),
+                perRow.contains(t.name()),
+                labels.getOrDefault(t.name(), List.of())));
       }
     }
     return out;
@@ -82,16 +117,5 @@ final class Classification {
 
   private static double value(Tensor t, int i) {
     return ((Number) t.get(i)).doubleValue();
-  }
-
-  /** The class labels of each output of {@code spec}'s model, from its configuration. */
-  static Map<String, List<String>> labels(
-      List<TensorSpec> outputs, List<String> modelLabels, Map<String, List<String>> declared) {
-    Map<String, List<String>> out = new LinkedHashMap<>();
-    for (TensorSpec s : outputs) {
-      List<String> l = declared.get(s.name());
-      out.put(s.name(), l != null && !l.isEmpty() ? l : modelLabels);
-    }
-    return out;
   }
 }

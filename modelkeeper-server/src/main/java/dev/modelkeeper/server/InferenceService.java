@@ -3,10 +3,8 @@ package dev.modelkeeper.server;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.onnx.InferenceModel;
-import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.Tensor;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -195,18 +193,10 @@ final class InferenceService {
     if (request.classifications().isEmpty()) {
       return new Result(name, request, o);
     }
-    ModelMetadata md = events.metadata(target.key());
     Map<String, Tensor> outputs =
-        Classification.apply(
-            o.outputs(),
-            request.classifications(),
-            md == null ? NO_METADATA : md,
-            events.labels(target.key()));
+        events.classes(target.key()).apply(o.outputs(), request.classifications());
     return new Result(name, request, new Outcome(o.version(), outputs));
   }
-
-  private static final ModelMetadata NO_METADATA =
-      new ModelMetadata("", "", "", List.of(), List.of(), "", List.of());
 
   /** Leases the model for the one request and runs it at once. */
   static Execution direct(ModelManager manager, ServerMetrics metrics) {

@@ -8,9 +8,6 @@ import dev.modelkeeper.onnx.InvalidModelIdException;
 import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.ModelRepository;
-import dev.modelkeeper.onnx.TensorConfig;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,7 +27,7 @@ final class ModelEvents implements LifecycleListener {
   private final Map<String, String> reasons = new ConcurrentHashMap<>();
   private final ModelRepository repository;
   private final Map<String, ModelMetadata> metadata = new ConcurrentHashMap<>();
-  private final Map<String, Map<String, List<String>>> labels = new ConcurrentHashMap<>();
+  private final Map<String, Classification> classes = new ConcurrentHashMap<>();
 
   /** Events of the models of {@code repository}, whose config problems explain a model too. */
   ModelEvents(ModelRepository repository) {
@@ -43,12 +40,7 @@ final class ModelEvents implements LifecycleListener {
     if (model instanceof InferenceModel) {
       InferenceModel m = (InferenceModel) model;
       metadata.put(modelId, m.metadata());
-      Map<String, List<String>> declared = new HashMap<>();
-      for (TensorConfig c : m.config().declared().outputs()) {
-        declared.put(c.name(), c.labels());
-      }
-      labels.put(
-          modelId, Classification.labels(m.metadata().outputs(), m.config().labels(), declared));
+      classes.put(modelId, Classification.of(m));
     }
   }
 
@@ -93,15 +85,15 @@ final class ModelEvents implements LifecycleListener {
     return metadata.get(modelId);
   }
 
-  /** The class labels per output of the last load of {@code modelId}; empty when none. */
-  Map<String, List<String>> labels(String modelId) {
-    return labels.getOrDefault(modelId, Map.of());
+  /** How the outputs of the last load of {@code modelId} are classified. */
+  Classification classes(String modelId) {
+    return classes.getOrDefault(modelId, Classification.NONE);
   }
 
   /** Forgets what was known about {@code modelId} (an alias that now names nothing). */
   void forget(String modelId) {
     reasons.remove(modelId);
     metadata.remove(modelId);
-    labels.remove(modelId);
+    classes.remove(modelId);
   }
 }

@@ -162,17 +162,10 @@ final class OipRoutes {
       InferenceModel m = InferenceService.inferenceModel(lease);
       ExecutionSettings s = defaults.overriddenBy(m.config().execution());
       boolean batched = Batches.batchable(m) && m.config().maxBatchSize() != 0;
-      ModelMetadata md = m.metadata();
       return TritonConfig.completed(
+          name,
           m.config(),
-          new ModelMetadata(
-              name,
-              md.version(),
-              md.platform(),
-              md.inputs(),
-              md.outputs(),
-              md.description(),
-              md.labels()),
+          m.metadata(),
           batched ? s.maxBatchSize() : 0,
           s.maxQueueDelayNanos() / 1000,
           List.copyOf(new java.util.TreeSet<>(s.preferredBatchSizes())),

@@ -99,7 +99,7 @@ public final class S3ModelRepository implements ModelRepository {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the mirror folder " + mirror, e);
     }
-    this.local = new LocalModelRepository(mirror, new Files3(), location.toString());
+    this.local = new LocalModelRepository(mirror, new ListedModelFiles(), location.toString());
     listNow();
   }
 
@@ -332,7 +332,7 @@ public final class S3ModelRepository implements ModelRepository {
   }
 
   /** The model files of the listing, fetched through the cache. */
-  private final class Files3 implements LocalModelRepository.ModelFiles {
+  private final class ListedModelFiles implements LocalModelRepository.ModelFiles {
 
     private String rel(Path file) {
       return mirror.relativize(file).toString().replace('\\', '/');
