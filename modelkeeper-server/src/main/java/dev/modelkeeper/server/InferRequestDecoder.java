@@ -234,11 +234,15 @@ final class InferRequestDecoder {
     return value;
   }
 
-  /** The top-class count an output asks for, checked: at least 1. */
+  /** The top-class count an output asks for, checked: from 1 to Integer.MAX_VALUE. */
   static int classCount(long k, String where) {
     if (k < 1 || k > Integer.MAX_VALUE) {
       throw new BadRequestException(
-          where + " 'classification' must be a whole number of classes, at least 1; was " + k);
+          where
+              + " 'classification' must be a whole number of classes from 1 to "
+              + Integer.MAX_VALUE
+              + ", was "
+              + k);
     }
     return (int) k;
   }
