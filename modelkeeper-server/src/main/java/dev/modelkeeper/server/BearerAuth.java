@@ -1,6 +1,5 @@
 package dev.modelkeeper.server;
 
-import io.javalin.http.Context;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 
@@ -16,11 +15,6 @@ final class BearerAuth {
 
   BearerAuth(String token) {
     this.token = token.getBytes(StandardCharsets.UTF_8);
-  }
-
-  /** Throws {@link UnauthorizedException} unless {@code ctx} carries the token. */
-  void check(Context ctx) {
-    check(ctx.header("Authorization"));
   }
 
   /** Throws {@link UnauthorizedException} unless {@code header} is {@code Bearer <token>}. */

@@ -2,6 +2,7 @@ package dev.modelkeeper.server;
 
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.TensorSpec;
+import dev.modelkeeper.onnx.TritonConfig;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.ModelConfigRequest;
 import dev.modelkeeper.server.grpc.ModelConfigResponse;
@@ -237,8 +238,7 @@ final class GrpcEndpoint {
       GrpcArrivals arrivals,
       ServerStreamTracer.Factory calls,
       Service service,
-      BearerAuth auth,
-      ErrorMapper errors)
+      BearerAuth auth)
       throws IOException {
     ServerInterceptor authorize =
         new ServerInterceptor() {
@@ -250,7 +250,7 @@ final class GrpcEndpoint {
               try {
                 auth.check(headers.get(AUTHORIZATION));
               } catch (UnauthorizedException e) {
-                call.close(errors.toStatus(e, "grpc"), new Metadata());
+                call.close(GrpcErrors.toStatus(e, "grpc"), new Metadata());
                 return new ServerCall.Listener<Q>() {};
               }
             }
@@ -382,31 +382,11 @@ final class GrpcEndpoint {
   /** The service implementation. */
   static final class Service extends GRPCInferenceServiceGrpc.GRPCInferenceServiceImplBase {
 
-    private final OipRoutes oip;
-    private final RepositoryRoutes repository;
-    private final InferenceService inference;
-    private final RequestRunner runner;
-    private final ErrorMapper errors;
-    private final ServerState state;
-    private final InflightBytes inflight;
+    private final Engine engine;
     private final RequestIds requestIds;
 
-    Service(
-        OipRoutes oip,
-        RepositoryRoutes repository,
-        InferenceService inference,
-        RequestRunner runner,
-        ErrorMapper errors,
-        ServerState state,
-        InflightBytes inflight,
-        RequestIds requestIds) {
-      this.oip = oip;
-      this.repository = repository;
-      this.inference = inference;
-      this.runner = runner;
-      this.errors = errors;
-      this.state = state;
-      this.inflight = inflight;
+    Service(Engine engine, RequestIds requestIds) {
+      this.engine = engine;
       this.requestIds = requestIds;
     }
 
@@ -420,7 +400,7 @@ final class GrpcEndpoint {
       answer(
           out,
           ServerReadyResponse.newBuilder()
-              .setReady(state.phase() == ServerState.Phase.READY)
+              .setReady(engine.phase() == ServerState.Phase.READY)
               .build());
     }
 
@@ -430,9 +410,9 @@ final class GrpcEndpoint {
       answer(
           out,
           ServerMetadataResponse.newBuilder()
-              .setName(OipRoutes.SERVER_NAME)
+              .setName(Engine.SERVER_NAME)
               .setVersion(ServerVersion.get())
-              .addAllExtensions(OipRoutes.EXTENSIONS)
+              .addAllExtensions(Engine.EXTENSIONS)
               .build());
     }
 
@@ -442,8 +422,7 @@ final class GrpcEndpoint {
           out,
           () ->
               ModelReadyResponse.newBuilder()
-                  .setReady(
-                      oip.notReadyReason(request.getName(), version(request.getVersion())) == null)
+                  .setReady(engine.isReady(request.getName(), version(request.getVersion())))
                   .build());
     }
 
@@ -453,8 +432,8 @@ final class GrpcEndpoint {
       run(
           out,
           () -> {
-            OipRoutes.ModelInfo info =
-                oip.modelInfo(request.getName(), version(request.getVersion()));
+            Engine.ModelInfo info =
+                engine.modelInfo(request.getName(), version(request.getVersion()));
             ModelMetadata md = info.metadata();
             ModelMetadataResponse.Builder b =
                 ModelMetadataResponse.newBuilder()
@@ -475,16 +454,28 @@ final class GrpcEndpoint {
     public void modelConfig(ModelConfigRequest request, StreamObserver<ModelConfigResponse> out) {
       run(
           out,
-          () ->
-              ModelConfigResponse.newBuilder()
-                  .setConfig(oip.modelConfig(request.getName(), version(request.getVersion())))
-                  .build());
+          () -> {
+            Engine.ServedConfig c =
+                engine.modelConfig(request.getName(), version(request.getVersion()));
+            return ModelConfigResponse.newBuilder()
+                .setConfig(
+                    TritonConfig.completed(
+                        c.name(),
+                        c.config(),
+                        c.metadata(),
+                        c.maxBatchSize(),
+                        c.maxQueueDelayMicros(),
+                        c.preferredBatchSizes(),
+                        c.instances()))
+                .build();
+          });
     }
 
     @Override
     public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
       // the message and the tensors decoded from it, in the same in-flight budget as REST bodies
       long bytes = 2L * request.getSerializedSize() + GrpcTensors.stringOverhead(request);
+      InflightBytes inflight = engine.inflight();
       CompletableFuture<Void> admitted = inflight.reserve(bytes);
       String name = request.getModelName();
       String version = version(request.getModelVersion());
@@ -499,25 +490,27 @@ final class GrpcEndpoint {
                     }
                   }),
           () -> {
-            ModelTarget target = inference.resolveWithoutReading(name, version);
+            ModelTarget target = engine.resolveWithoutReading(name, version);
             if (target == null) { // resolving reads the repository: not on this thread
-              return runner.call(
-                  () ->
-                      GrpcTensors.encode(
-                          inference.infer(name, version, GrpcTensors.decode(request))));
+              return engine
+                  .workers()
+                  .call(
+                      () ->
+                          GrpcTensors.encode(
+                              engine.infer(name, version, GrpcTensors.decode(request))));
             }
             // decoded here and queued on the model's executor, or run here when it can run at once
             // and its runs are quick
             CompletableFuture<InferenceService.Result> started =
-                inference.inferAsync(
+                engine.infer(
                     name,
                     target,
                     GrpcTensors.decode(request),
-                    System.nanoTime() + runner.timeout().toNanos(),
+                    System.nanoTime() + engine.workers().timeout().toNanos(),
                     QUICK_RUN_NANOS);
             CompletableFuture<ModelInferResponse> encoded = started.thenApply(GrpcTensors::encode);
             encoded.whenComplete((r, t) -> started.cancel(false)); // withdraws a cancelled call
-            return runner.withinTimeout(encoded);
+            return engine.workers().withinTimeout(encoded);
           });
     }
 
@@ -528,7 +521,7 @@ final class GrpcEndpoint {
           out,
           () -> {
             RepositoryIndexResponse.Builder b = RepositoryIndexResponse.newBuilder();
-            for (RepositoryRoutes.IndexRow r : repository.index(request.getReady())) {
+            for (Engine.IndexRow r : engine.index(request.getReady())) {
               b.addModelsBuilder()
                   .setName(r.name())
                   .setVersion(r.version())
@@ -545,7 +538,7 @@ final class GrpcEndpoint {
       run(
           out,
           () -> {
-            repository.load(request.getModelName());
+            engine.load(request.getModelName());
             return RepositoryModelLoadResponse.getDefaultInstance();
           });
     }
@@ -556,7 +549,7 @@ final class GrpcEndpoint {
       run(
           out,
           () -> {
-            repository.unload(request.getModelName());
+            engine.unload(request.getModelName());
             return RepositoryModelUnloadResponse.getDefaultInstance();
           });
     }
@@ -583,7 +576,11 @@ final class GrpcEndpoint {
      * call (client gone, deadline passed) interrupts the action.
      */
     private <T> void run(StreamObserver<T> out, Callable<T> action) {
-      start(out, CompletableFuture.completedFuture(null), () -> {}, () -> runner.call(action));
+      start(
+          out,
+          CompletableFuture.completedFuture(null),
+          () -> {},
+          () -> engine.workers().call(action));
     }
 
     /**
@@ -636,7 +633,7 @@ final class GrpcEndpoint {
                 call.onNext(result);
                 call.onCompleted();
               } else {
-                Status status = errors.toStatus(failure, requestId);
+                Status status = GrpcErrors.toStatus(failure, requestId);
                 call.onError(status.asRuntimeException());
               }
             } catch (RuntimeException e) {

@@ -43,14 +43,14 @@ final class GrpcTensors {
     Set<String> outputs = new HashSet<>(); // read first: a refused output costs no decoding
     Map<String, Integer> classifications = new HashMap<>();
     for (ModelInferRequest.InferRequestedOutputTensor o : in.getOutputsList()) {
-      InferParameter k = o.getParametersMap().get(InferRequestDecoder.CLASSIFICATION);
+      InferParameter k = o.getParametersMap().get(TensorInputs.CLASSIFICATION);
       if (k != null) {
         String where = "output '" + o.getName() + "' parameters";
         if (k.getParameterChoiceCase() != InferParameter.ParameterChoiceCase.INT64_PARAM) {
           throw new BadRequestException(
               where + " 'classification' must be a whole number of classes (int64_param)");
         }
-        classifications.put(o.getName(), InferRequestDecoder.classCount(k.getInt64Param(), where));
+        classifications.put(o.getName(), TensorInputs.classCount(k.getInt64Param(), where));
       }
       outputs.add(o.getName());
     }
@@ -79,7 +79,7 @@ final class GrpcTensors {
               "input '" + name + "' has typed contents in a request that uses raw_input_contents");
         }
         tensor =
-            BinaryTensors.read(
+            TensorInputs.read(
                 name,
                 datatype,
                 shape,
@@ -112,7 +112,7 @@ final class GrpcTensors {
                 : t.getContents().getBytesContentsCount();
       }
     }
-    return elements * JsonElements.STRING_OVERHEAD_BYTES;
+    return elements * TensorInputs.STRING_OVERHEAD_BYTES;
   }
 
   /** The response to {@code result}. */
@@ -142,14 +142,14 @@ final class GrpcTensors {
   }
 
   private static long[] shape(String name, List<Long> dims) {
-    if (dims.size() > InferRequestDecoder.MAX_RANK) {
+    if (dims.size() > TensorInputs.MAX_RANK) {
       throw new InvalidInputException(
           "input '"
               + name
               + "' has "
               + dims.size()
               + " dimensions; at most "
-              + InferRequestDecoder.MAX_RANK);
+              + TensorInputs.MAX_RANK);
     }
     long[] shape = new long[dims.size()];
     for (int i = 0; i < shape.length; i++) {
@@ -158,7 +158,7 @@ final class GrpcTensors {
         throw new InvalidInputException("input '" + name + "' has a negative dimension " + dims);
       }
     }
-    InferRequestDecoder.elementCount(name, shape);
+    TensorInputs.elementCount(name, shape);
     return shape;
   }
 

@@ -37,15 +37,6 @@ import java.util.Set;
  */
 final class InferRequestDecoder {
 
-  /** More dimensions than any model here takes; a bound on work done for hostile shapes. */
-  static final int MAX_RANK = 32;
-
-  /**
-   * The output parameter of Triton's classification extension: the output is answered as its top
-   * classes, {@code "score:index:label"} strings (see {@link Classification}).
-   */
-  static final String CLASSIFICATION = "classification";
-
   /** Elements decoded between checks that the request is still wanted. */
   private static final int ABANDON_CHECK = 1 << 16;
 
@@ -179,10 +170,10 @@ final class InferRequestDecoder {
           // a string per element beyond its bytes, counted before they exist; each element needs
           // at least its 4-byte length, so the data bounds the count whatever the shape claims
           bytes.reserve(
-              Math.min(elementCount(in.name(), in.shape()), in.binarySize() / 4)
-                  * JsonElements.STRING_OVERHEAD_BYTES);
+              Math.min(TensorInputs.elementCount(in.name(), in.shape()), in.binarySize() / 4)
+                  * TensorInputs.STRING_OVERHEAD_BYTES);
         }
-        t = BinaryTensors.read(in.name(), in.datatype(), in.shape(), binary, in.binarySize());
+        t = TensorInputs.read(in.name(), in.datatype(), in.shape(), binary, in.binarySize());
       }
       if (tensors.put(t.name(), t) != null) {
         throw new InvalidInputException("input '" + t.name() + "' is given more than once");
@@ -234,19 +225,6 @@ final class InferRequestDecoder {
     return value;
   }
 
-  /** The top-class count an output asks for, checked: from 1 to Integer.MAX_VALUE. */
-  static int classCount(long k, String where) {
-    if (k < 1 || k > Integer.MAX_VALUE) {
-      throw new BadRequestException(
-          where
-              + " 'classification' must be a whole number of classes from 1 to "
-              + Integer.MAX_VALUE
-              + ", was "
-              + k);
-    }
-    return (int) k;
-  }
-
   private static Set<String> readOutputs(
       JsonParser p, Map<String, Boolean> binaryOutputs, Map<String, Integer> classifications)
       throws IOException {
@@ -277,12 +255,12 @@ final class InferRequestDecoder {
                   throw new BadRequestException(where + " 'binary_data' must be true or false");
                 }
                 binary = pv == JsonToken.VALUE_TRUE;
-              } else if (key.equals(CLASSIFICATION)) {
+              } else if (key.equals(TensorInputs.CLASSIFICATION)) {
                 if (pv != JsonToken.VALUE_NUMBER_INT) {
                   throw new BadRequestException(
                       where + " 'classification' must be a whole number of classes");
                 }
-                classes = classCount(p.getLongValue(), where);
+                classes = TensorInputs.classCount(p.getLongValue(), where);
               } else {
                 p.skipChildren();
               }
@@ -381,7 +359,7 @@ final class InferRequestDecoder {
         throw new BadRequestException(
             "input '" + name + "' has both 'data' and a 'binary_data_size' parameter");
       }
-      elementCount(name, shape);
+      TensorInputs.elementCount(name, shape);
       return new Input(name, datatype, shape, null, binarySize);
     }
     if (data == null) {
@@ -423,11 +401,12 @@ final class InferRequestDecoder {
     if (p.currentToken() != JsonToken.START_ARRAY) {
       throw new BadRequestException(label + " needs 'shape' as an array of integers");
     }
-    long[] dims = new long[MAX_RANK];
+    long[] dims = new long[TensorInputs.MAX_RANK];
     int rank = 0;
     while (p.nextToken() != JsonToken.END_ARRAY) {
-      if (rank == MAX_RANK) {
-        throw new InvalidInputException(label + " has more than " + MAX_RANK + " dimensions");
+      if (rank == TensorInputs.MAX_RANK) {
+        throw new InvalidInputException(
+            label + " has more than " + TensorInputs.MAX_RANK + " dimensions");
       }
       if (p.currentToken() != JsonToken.VALUE_NUMBER_INT
           || p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
@@ -451,7 +430,7 @@ final class InferRequestDecoder {
   private static Object readData(
       JsonParser p, String name, Datatype dt, long[] shape, long bodyLength, RequestBytes bytes)
       throws IOException {
-    long n = elementCount(name, shape);
+    long n = TensorInputs.elementCount(name, shape);
     // each element takes at least two bytes of JSON ("0,"): a bound checked before allocating
     if (n > bodyLength / 2 + 1) {
       throw new InvalidInputException(
@@ -479,18 +458,6 @@ final class InferRequestDecoder {
       fill.flat(first, n);
     }
     return array;
-  }
-
-  static long elementCount(String name, long[] shape) {
-    long n = 1;
-    for (long d : shape) {
-      if (d != 0 && n > (Integer.MAX_VALUE - 8) / d) {
-        throw new InvalidInputException(
-            "input '" + name + "' shape " + Arrays.toString(shape) + " is too large");
-      }
-      n *= d;
-    }
-    return n;
   }
 
   /** At most {@code limit} bytes of another stream (the JSON header of a binary request). */

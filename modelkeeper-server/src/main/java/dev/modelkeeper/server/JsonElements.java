@@ -21,9 +21,6 @@ import java.util.Map;
  */
 final class JsonElements {
 
-  /** Heap bytes a decoded BYTES element costs beyond its characters (reference and header). */
-  static final int STRING_OVERHEAD_BYTES = 48;
-
   /** The elements of one datatype; thread-safe. */
   interface Element {
     /** A flat array of {@code n} elements of this datatype. */
@@ -159,7 +156,7 @@ final class JsonElements {
         Datatype.BYTES,
         element(
             String[]::new,
-            STRING_OVERHEAD_BYTES,
+            TensorInputs.STRING_OVERHEAD_BYTES,
             (p, a, i, n) -> {
               if (p.currentToken() != JsonToken.VALUE_STRING) {
                 throw wrongElement(p, Datatype.BYTES, i, n, "a string");

@@ -3,26 +3,16 @@ package dev.modelkeeper.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.modelkeeper.core.ManagerStats;
 import dev.modelkeeper.core.ModelDescription;
-import dev.modelkeeper.core.ModelManager;
-import dev.modelkeeper.core.WithFixedSizeCache;
-import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.memory.MemoryCost;
-import dev.modelkeeper.server.memory.MemoryGuard;
-import dev.modelkeeper.server.memory.ModelMemory;
 import io.javalin.http.Context;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * The management API in the style of Roboflow Inference: add (load, optionally under an alias),
  * remove, clear, and the registry of loaded models. Thread-safe; add, remove and clear run through
- * the {@link RequestRunner}.
+ * the {@link RequestRunner}; the {@link Engine} does the work.
  *
  * <p>A {@code model_id} is {@code name} (its highest version) or {@code name/version}; models are
  * registered as {@code name/version} unless {@code model_id_alias} names them. An alias stays known
@@ -38,30 +28,12 @@ final class ManagementRoutes {
   /** The request header that may name the model of an add or remove. */
   static final String MODEL_HEADER = "X-Model-Id";
 
-  private final ModelManager manager;
-  private final WithFixedSizeCache budget;
-  private final ModelResolver resolver;
-  private final ModelEvents events;
+  private final Engine engine;
   private final Json json;
   private final RequestRunner runner;
 
-  private final ModelMemory modelMemory;
-  private final MemoryGuard guard;
-
-  ManagementRoutes(
-      WithFixedSizeCache budget,
-      ModelResolver resolver,
-      ModelEvents events,
-      Json json,
-      RequestRunner runner,
-      ModelMemory models,
-      MemoryGuard guard) {
-    this.modelMemory = models;
-    this.guard = guard;
-    this.manager = budget;
-    this.budget = budget;
-    this.resolver = resolver;
-    this.events = events;
+  ManagementRoutes(Engine engine, Json json, RequestRunner runner) {
+    this.engine = engine;
     this.json = json;
     this.runner = runner;
   }
@@ -82,26 +54,11 @@ final class ManagementRoutes {
     runner.submit(
         ctx,
         () -> {
-          ModelTarget t = resolver.resolveId(modelId);
-          String key = t.modelId();
-          if (alias == null) {
-            manager.addModel(t.modelId(), apiKey);
-          } else {
-            boolean added = resolver.putAlias(alias, t.modelId());
-            try {
-              manager.addModel(t.modelId(), apiKey, alias);
-            } catch (RuntimeException e) {
-              if (added) {
-                resolver.forgetAlias(alias);
-              }
-              throw e;
-            }
-            key = alias;
-          }
+          Engine.Added added = engine.add(modelId, alias, apiKey);
           ObjectNode out = json.object();
-          out.put("model_id", key);
+          out.put("model_id", added.key());
           if (alias != null) {
-            out.put("alias_of", t.modelId());
+            out.put("alias_of", added.modelId());
           }
           out.put("state", "READY");
           return HttpResult.json(200, json.write(out));
@@ -114,23 +71,7 @@ final class ManagementRoutes {
     runner.submit(
         ctx,
         () -> {
-          List<String> removed = new ArrayList<>();
-          if (resolver.aliasTarget(modelId) != null) {
-            removeIfPresent(modelId, removed);
-            resolver.forgetAlias(modelId);
-            events.forget(modelId);
-          } else {
-            ModelId id = ModelId.parse(modelId);
-            if (id.isLatest()) {
-              for (ModelDescription d : manager.describeModels()) {
-                if (d.modelId().startsWith(id.name() + "/")) {
-                  removeIfPresent(d.modelId(), removed);
-                }
-              }
-            } else {
-              removeIfPresent(id.toString(), removed);
-            }
-          }
+          List<String> removed = engine.remove(modelId);
           ObjectNode out = json.object();
           out.put("model_id", modelId);
           ArrayNode ids = out.putArray("removed");
@@ -139,48 +80,33 @@ final class ManagementRoutes {
         });
   }
 
-  private void removeIfPresent(String key, List<String> removed) {
-    boolean present = manager.contains(key);
-    manager.remove(key);
-    if (present) {
-      removed.add(key);
-    }
-  }
-
   private void clear(Context ctx) {
     runner.submit(
         ctx,
         () -> {
-          Set<String> before = manager.keys();
-          manager.clear();
-          resolver.aliases().keySet().forEach(events::forget);
-          resolver.forgetAliases();
+          List<String> removed = engine.clear();
           ObjectNode out = json.object();
           ArrayNode ids = out.putArray("removed");
-          before.stream().sorted().forEach(ids::add);
+          removed.forEach(ids::add);
           return HttpResult.json(200, json.write(out));
         });
   }
 
   private void registry(Context ctx) {
-    Map<String, String> aliases = resolver.aliases();
-    Set<String> pinned = budget.pinned();
-    List<ModelDescription> models = new ArrayList<>(manager.describeModels());
-    models.sort(Comparator.comparing(ModelDescription::modelId));
-    ManagerStats stats = manager.stats();
+    Engine.Registry registry = engine.registry();
     ObjectNode out = json.object();
     ArrayNode rows = out.putArray("models");
-    for (ModelDescription d : models) {
+    for (Engine.Resident r : registry.models()) {
+      ModelDescription d = r.model();
       ObjectNode row = rows.addObject();
       row.put("model_id", d.modelId());
-      String target = aliases.get(d.modelId());
-      if (target != null) {
-        row.put("alias_of", target);
+      if (r.aliasOf() != null) {
+        row.put("alias_of", r.aliasOf());
       }
       row.put("state", d.state().name());
       row.put("size_bytes", d.sizeBytes());
       row.put("charged_bytes", Math.max(0, d.sizeBytes()));
-      Optional<MemoryCost> cost = modelMemory.measured(d.modelId());
+      Optional<MemoryCost> cost = r.measured();
       putOrNull(row, "measured_bytes", cost.map(MemoryCost::idleBytes));
       putOrNull(row, "measured_load_peak_bytes", cost.map(MemoryCost::loadPeakBytes));
       Optional<MemoryCost> run = cost.filter(MemoryCost::runMeasured);
@@ -188,29 +114,24 @@ final class ManagementRoutes {
       putOrNull(row, "measured_working_rows", run.map(c -> (long) c.workingRows()));
       row.put("load_seconds", d.loadNanos() / 1e9);
       row.put("leases", d.leases());
-      row.put("pinned", pinned.contains(d.modelId()));
+      row.put("pinned", r.pinned());
       ArrayNode names = row.putArray("aliases");
-      aliases.forEach(
-          (alias, t) -> {
-            if (t.equals(d.modelId())) {
-              names.add(alias);
-            }
-          });
+      r.aliases().forEach(names::add);
     }
-    out.put("resident_models", stats.residentModels());
-    out.put("resident_bytes", stats.residentBytes());
-    out.put("max_models", budget.options().maxSize());
-    out.put("max_bytes", budget.options().maxBytes());
+    out.put("resident_models", registry.stats().residentModels());
+    out.put("resident_bytes", registry.stats().residentBytes());
+    out.put("max_models", registry.maxModels());
+    out.put("max_bytes", registry.maxBytes());
+    Engine.Memory m = registry.memory();
     ObjectNode mem = out.putObject("memory");
-    long rss = guard.residentBytes();
-    mem.put("cap_bytes", guard.cap().bytes());
-    mem.put("cap_source", guard.cap().source());
-    mem.put("resident_bytes", rss);
-    mem.put("headroom_bytes", rss < 0 ? -1 : guard.cap().bytes() - rss);
-    mem.put("jvm_bytes", guard.jvmBytes());
-    mem.put("models_bytes", budget.usedBytes());
-    mem.put("working_bytes", budget.workingBytes());
-    mem.put("unaccounted_bytes", budget.outsideBytes());
+    mem.put("cap_bytes", m.capBytes());
+    mem.put("cap_source", m.capSource());
+    mem.put("resident_bytes", m.residentBytes());
+    mem.put("headroom_bytes", m.residentBytes() < 0 ? -1 : m.capBytes() - m.residentBytes());
+    mem.put("jvm_bytes", m.jvmBytes());
+    mem.put("models_bytes", m.modelsBytes());
+    mem.put("working_bytes", m.workingBytes());
+    mem.put("unaccounted_bytes", m.unaccountedBytes());
     HttpResult.json(200, json.write(out)).writeTo(ctx);
   }
 

@@ -80,6 +80,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final MemoryCosts memoryCosts;
   private final ModelResolver resolver;
   private final ServerMetrics metrics;
+  private final Workers workers;
   private final RequestRunner runner;
   private final ModelExecutors executors;
   private final ServerState state = new ServerState();
@@ -89,7 +90,6 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final InferenceService inference;
   private final GrpcEndpoint.Service grpcService;
   private final BearerAuth auth;
-  private final ErrorMapper errors;
   private volatile GrpcEndpoint grpc;
   private final ScheduledExecutorService timer;
   private final InflightBytes inflight;
@@ -165,7 +165,8 @@ public final class ModelKeeperServer implements AutoCloseable {
     for (String pin : config.pin()) {
       manager.pin(startupModels.get(pin).key());
     }
-    this.runner = new RequestRunner(config.workerThreads(), config.requestTimeout(), errors);
+    this.workers = new Workers(config.workerThreads(), config.requestTimeout());
+    this.runner = new RequestRunner(workers, errors);
     InferRequestDecoder decoder = new InferRequestDecoder(json);
     RequestIds requestIds = new RequestIds();
     BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
@@ -173,29 +174,25 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.inference =
         new InferenceService(manager, resolver, events, metrics)
             .withExecution(executors.execution(), config.requestTimeout());
-    OipRoutes oip =
-        new OipRoutes(
+    ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
+    metrics.watch(memory, manager, modelMemory);
+    Engine engine =
+        new Engine(
             manager,
             resolver,
             events,
-            metrics,
-            decoder,
-            json,
-            runner,
-            state,
             inference,
-            ExecutionSettings.defaults(config));
-    ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
-    metrics.watch(memory, manager, modelMemory);
-    RepositoryRoutes repository =
-        new RepositoryRoutes(manager, resolver, events, json, runner, modelMemory);
-    this.grpcService =
-        new GrpcEndpoint.Service(
-            oip, repository, inference, runner, errors, state, inflight, requestIds);
+            ExecutionSettings.defaults(config),
+            state,
+            workers,
+            inflight,
+            modelMemory,
+            memory);
+    OipRoutes oip = new OipRoutes(engine, decoder, json, runner);
+    RepositoryRoutes repository = new RepositoryRoutes(engine, json, runner);
+    ManagementRoutes management = new ManagementRoutes(engine, json, runner);
+    this.grpcService = new GrpcEndpoint.Service(engine, requestIds);
     this.auth = auth;
-    this.errors = errors;
-    ManagementRoutes management =
-        new ManagementRoutes(manager, resolver, events, json, runner, modelMemory, memory);
     this.app =
         Javalin.create(
             c -> {
@@ -238,16 +235,17 @@ public final class ModelKeeperServer implements AutoCloseable {
                           Routes.of(ctx),
                           ctx.statusCode(),
                           (long) (millis * 1_000_000L)));
-              c.routes.before(requestIds::assign);
+              c.routes.before(ctx -> Routes.assignRequestId(ctx, requestIds));
               c.routes.exception(
                   HttpResponseException.class,
-                  (e, ctx) -> errors.toResult(e, RequestIds.of(ctx)).writeTo(ctx));
+                  (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
               c.routes.exception(
-                  Exception.class, (e, ctx) -> errors.toResult(e, RequestIds.of(ctx)).writeTo(ctx));
+                  Exception.class,
+                  (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
               Routes routes = new Routes(c.routes);
               if (auth != null) {
-                routes.filter("/model/*", auth::check);
-                routes.filter("/v2/repository/*", auth::check);
+                routes.filter("/model/*", Routes.requiring(auth));
+                routes.filter("/v2/repository/*", Routes.requiring(auth));
               }
               oip.register(routes);
               repository.register(routes);
@@ -281,7 +279,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     try {
       server.app.start();
     } catch (RuntimeException e) {
-      server.runner.shutdown(Duration.ZERO);
+      server.workers.shutdown(Duration.ZERO);
       server.executors.shutdown(Duration.ZERO);
       server.timer.shutdownNow();
       throw new InvalidConfigException(
@@ -300,8 +298,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                 server.grpcArrivals,
                 new GrpcCallMetrics(server.metrics, server.grpcService.bindService()),
                 server.grpcService,
-                server.auth,
-                server.errors);
+                server.auth);
         server.grpcArrivals.sweepOn(server.timer);
       } catch (java.io.IOException | RuntimeException e) {
         server.close();
@@ -339,7 +336,7 @@ public final class ModelKeeperServer implements AutoCloseable {
       state.ready();
       return;
     }
-    runner
+    workers
         .background(
             () -> {
               for (ModelTarget t : targets) {
@@ -484,7 +481,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     }
     answerRest.cancel(false);
     Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-    if (!runner.shutdown(left)) {
+    if (!workers.shutdown(left)) {
       LOG.log(
           Level.WARNING,
           "some model operations were still running after {0}",

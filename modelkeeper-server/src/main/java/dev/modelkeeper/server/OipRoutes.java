@@ -1,69 +1,33 @@
 package dev.modelkeeper.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.modelkeeper.core.ModelDescription;
-import dev.modelkeeper.core.ModelLease;
-import dev.modelkeeper.core.ModelManager;
-import dev.modelkeeper.core.ModelState;
-import dev.modelkeeper.onnx.InferenceModel;
-import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.TritonConfig;
 import io.javalin.http.Context;
-import java.util.List;
 
 /**
- * The Open Inference Protocol REST endpoints: health, server and model metadata, model readiness
- * and inference. Thread-safe; handlers run on HTTP threads, and everything that may load or run a
- * model runs through the {@link RequestRunner}.
- *
- * <p>Inference always holds a lease from {@link ModelManager#acquire}: the model is loaded on
- * demand, cannot be evicted or cleared while it runs, and is released right after it returns,
- * before the response is encoded.
+ * The Open Inference Protocol REST endpoints: health, server and model metadata, model readiness,
+ * configuration and inference, in JSON and with the binary tensor data extension. A thin transport:
+ * it decodes the wire format into engine types, calls the {@link Engine}, and encodes the answer.
+ * Thread-safe; handlers run on HTTP threads, and everything that may load or run a model runs
+ * through the {@link RequestRunner}.
  */
 final class OipRoutes {
-
-  static final String SERVER_NAME = "modelkeeper";
 
   /** The binary tensor data extension's header: the length of the JSON part of a body. */
   static final String HEADER_LENGTH = "Inference-Header-Content-Length";
 
-  /** The protocol extensions this server implements, as {@code GET /v2} and gRPC list them. */
-  static final List<String> EXTENSIONS = List.of("model_repository", "binary_tensor_data");
-
-  private final ModelManager manager;
-  private final ModelResolver resolver;
-  private final ModelEvents events;
-  private final ServerMetrics metrics;
+  private final Engine engine;
   private final InferRequestDecoder decoder;
   private final InferResponses responses;
   private final Json json;
   private final RequestRunner runner;
-  private final ServerState state;
-  private final InferenceService inference;
-  private final ExecutionSettings defaults;
 
-  OipRoutes(
-      ModelManager manager,
-      ModelResolver resolver,
-      ModelEvents events,
-      ServerMetrics metrics,
-      InferRequestDecoder decoder,
-      Json json,
-      RequestRunner runner,
-      ServerState state,
-      InferenceService inference,
-      ExecutionSettings defaults) {
-    this.manager = manager;
-    this.resolver = resolver;
-    this.events = events;
-    this.metrics = metrics;
+  OipRoutes(Engine engine, InferRequestDecoder decoder, Json json, RequestRunner runner) {
+    this.engine = engine;
     this.decoder = decoder;
     this.responses = new InferResponses(json);
     this.json = json;
     this.runner = runner;
-    this.state = state;
-    this.inference = inference;
-    this.defaults = defaults;
   }
 
   void register(Routes routes) {
@@ -93,24 +57,17 @@ final class OipRoutes {
   }
 
   private void ready(Context ctx) {
-    switch (state.phase()) {
-      case READY:
-        ObjectNode body = json.object();
-        body.put("ready", true);
-        HttpResult.json(200, json.write(body)).writeTo(ctx);
-        return;
-      case STARTING:
-        throw new NotReadyException("the server is starting: preloading models");
-      default:
-        throw new NotReadyException("the server is shutting down");
-    }
+    engine.checkReady();
+    ObjectNode body = json.object();
+    body.put("ready", true);
+    HttpResult.json(200, json.write(body)).writeTo(ctx);
   }
 
   private void serverMetadata(Context ctx) {
     ObjectNode body = json.object();
-    body.put("name", SERVER_NAME);
+    body.put("name", Engine.SERVER_NAME);
     body.put("version", ServerVersion.get());
-    EXTENSIONS.forEach(body.putArray("extensions")::add);
+    Engine.EXTENSIONS.forEach(body.putArray("extensions")::add);
     HttpResult.json(200, json.write(body)).writeTo(ctx);
   }
 
@@ -119,66 +76,34 @@ final class OipRoutes {
     runner.submit(
         ctx,
         () -> {
-          ModelInfo info = modelInfo(name, version);
+          Engine.ModelInfo info = engine.modelInfo(name, version);
           return HttpResult.json(200, responses.metadata(name, info.versions(), info.metadata()));
         });
-  }
-
-  /**
-   * A model's versions and metadata.
-   *
-   * @param versions the versions the name offers (the one asked for when a version was given)
-   * @param metadata the metadata of the resolved version
-   */
-  record ModelInfo(List<String> versions, ModelMetadata metadata) {}
-
-  /** The metadata of {@code name} (and {@code version}, or null); may load the model. */
-  ModelInfo modelInfo(String name, String version) {
-    ModelTarget t = resolver.resolveKnown(name, version);
-    ModelMetadata md = events.metadata(t.key());
-    if (md == null) {
-      try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-        md = InferenceService.inferenceModel(lease).metadata();
-      }
-    }
-    List<String> versions =
-        version != null || t.alias() != null ? List.of(t.version()) : resolver.versions(name);
-    return new ModelInfo(versions, md);
   }
 
   private void config(Context ctx, String version) {
     String name = ctx.pathParam("model");
     runner.submit(
-        ctx, () -> HttpResult.json(200, json.write(ProtoJson.object(modelConfig(name, version)))));
-  }
-
-  /**
-   * The configuration of {@code name} (and {@code version}, or null) as Triton answers it; loads
-   * the model when it is not resident.
-   */
-  dev.modelkeeper.onnx.triton.ModelConfig modelConfig(String name, String version) {
-    ModelTarget t = resolver.resolveKnown(name, version);
-    try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-      InferenceModel m = InferenceService.inferenceModel(lease);
-      ExecutionSettings s = defaults.overriddenBy(m.config().execution());
-      boolean batched = Batches.batchable(m) && m.config().maxBatchSize() != 0;
-      return TritonConfig.completed(
-          name,
-          m.config(),
-          m.metadata(),
-          batched ? s.maxBatchSize() : 0,
-          s.maxQueueDelayNanos() / 1000,
-          List.copyOf(new java.util.TreeSet<>(s.preferredBatchSizes())),
-          s.maxConcurrency());
-    }
+        ctx,
+        () -> {
+          Engine.ServedConfig c = engine.modelConfig(name, version);
+          return HttpResult.json(
+              200,
+              json.write(
+                  ProtoJson.object(
+                      TritonConfig.completed(
+                          c.name(),
+                          c.config(),
+                          c.metadata(),
+                          c.maxBatchSize(),
+                          c.maxQueueDelayMicros(),
+                          c.preferredBatchSizes(),
+                          c.instances()))));
+        });
   }
 
   private void modelReady(Context ctx, String version) {
-    ModelTarget t = resolver.resolveKnown(ctx.pathParam("model"), version);
-    String notReady = notReadyReason(t);
-    if (notReady != null) {
-      throw new NotReadyException("model '" + t.key() + "' is not ready (" + notReady + ")");
-    }
+    ModelTarget t = engine.readyModel(ctx.pathParam("model"), version);
     ObjectNode body = json.object();
     body.put("name", t.name());
     body.put("version", t.version());
@@ -186,28 +111,10 @@ final class OipRoutes {
     HttpResult.json(200, json.write(body)).writeTo(ctx);
   }
 
-  /** Null when {@code name} is resident and READY, otherwise why not. */
-  String notReadyReason(String name, String version) {
-    return notReadyReason(resolver.resolveKnown(name, version));
-  }
-
-  private String notReadyReason(ModelTarget t) {
-    ModelState s = null;
-    for (ModelDescription d : manager.describeModels()) {
-      if (d.modelId().equals(t.key())) {
-        s = d.state();
-      }
-    }
-    if (s == ModelState.READY) {
-      return null;
-    }
-    return s == null ? events.reason(t.key()) : s.name();
-  }
-
   /**
    * Inference: resolve the model, decode the body (its tensors admitted into the in-flight budget
    * as they are decoded; a JSON header and binary tensor data after it when {@value #HEADER_LENGTH}
-   * is given), then the transport-neutral {@link InferenceService}, then encode.
+   * is given), then the {@link Engine}, then encode.
    */
   private void infer(Context ctx, String version) {
     String name = ctx.pathParam("model");
@@ -219,18 +126,13 @@ final class OipRoutes {
     runner.submitAsync(
         ctx,
         (deadline, mayRunModel) -> {
-          ModelTarget target = resolver.resolve(name, version);
+          ModelTarget target = engine.resolve(name, version);
           InferRequest request =
               decoder.decode(body.stream(), body.length(), body.bytes(), headerLength);
           // run here when the model has a free slot (and this thread may), else queued on the
           // model's own executor, this thread free meanwhile
-          return inference
-              .inferAsync(
-                  name,
-                  target,
-                  request,
-                  deadline,
-                  mayRunModel ? InferenceService.ANY_RUN : InferenceService.NO_RUN)
+          return engine
+              .infer(name, target, request, deadline, mayRunModel ? Engine.ANY_RUN : Engine.NO_RUN)
               .thenApply(responses::inferResponse);
         });
   }

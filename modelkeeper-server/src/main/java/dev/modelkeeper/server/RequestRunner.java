@@ -1,26 +1,16 @@
 package dev.modelkeeper.server;
 
 import io.javalin.http.Context;
-import java.time.Duration;
-import java.util.concurrent.Callable;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Runs the slow part of requests (anything that may load, infer, wait for a lifecycle or unload) on
- * a bounded pool of worker threads, so HTTP threads never block on models, and answers every such
- * request exactly once: with the action's result, with its failure through the {@link ErrorMapper},
- * or with 503 when it outlives the request timeout or finds every worker and queue slot taken.
- * Thread-safe.
- *
- * <p>An action that times out keeps running to its end (its lease is closed by its own {@code
- * try}); only its answer is dropped.
+ * Runs the slow part of HTTP requests on the engine's {@link Workers}, so HTTP threads never block
+ * on models, and answers every such request exactly once: with the action's result, with its
+ * failure through the {@link ErrorMapper}, or with 503 when it outlives the request timeout or
+ * finds every worker and queue slot taken. Thread-safe.
  */
 final class RequestRunner {
 
@@ -35,42 +25,19 @@ final class RequestRunner {
    * (a model's executor); {@code deadlineNanos} is the {@link System#nanoTime()} instant the
    * request times out. When the request is answered otherwise (timeout, shutdown), the returned
    * future is cancelled. With {@code mayRunModel}, the action may run its model on its own thread
-   * before it returns (no hand-off); at most half as many actions as there are workers are given
-   * that leave at once, so runs of slow or stalled models never hold every thread.
+   * before it returns (no hand-off; see {@link Workers#tryModelRun}).
    */
   @FunctionalInterface
   interface AsyncAction {
     CompletableFuture<HttpResult> start(long deadlineNanos, boolean mayRunModel) throws Exception;
   }
 
-  private static final Duration BUSY_RETRY = Duration.ofSeconds(1);
-  private static final AtomicInteger POOLS = new AtomicInteger();
-
-  private final ThreadPoolExecutor workers;
-
-  /** Leaves for async actions to run their model on their own thread: half the workers' count. */
-  private final Semaphore modelRuns;
-
-  private final Duration timeout;
+  private final Workers workers;
   private final ErrorMapper errors;
-  private final java.util.Set<CompletableFuture<HttpResult>> pending =
-      java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final Set<CompletableFuture<HttpResult>> pending = ConcurrentHashMap.newKeySet();
 
-  RequestRunner(int threads, Duration timeout, ErrorMapper errors) {
-    int pool = POOLS.incrementAndGet();
-    AtomicInteger ids = new AtomicInteger();
-    this.workers =
-        IdleFirstPool.create(
-            threads,
-            Math.max(64, threads * 16),
-            30,
-            r -> {
-              Thread t = new Thread(r, "modelkeeper-worker-" + pool + "-" + ids.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    this.modelRuns = new Semaphore(Math.max(1, threads / 2));
-    this.timeout = timeout;
+  RequestRunner(Workers workers, ErrorMapper errors) {
+    this.workers = workers;
     this.errors = errors;
   }
 
@@ -80,7 +47,7 @@ final class RequestRunner {
    * whose request was abandoned while it was queued.
    */
   void submit(Context ctx, Action action) {
-    String requestId = RequestIds.of(ctx);
+    String requestId = Routes.requestId(ctx);
     RequestBytes bytes = RequestBody.of(ctx).bytes();
     CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
     pending.add(outcome);
@@ -98,9 +65,9 @@ final class RequestRunner {
               bytes.release();
             }
           });
-    } catch (RejectedExecutionException busy) {
+    } catch (UnavailableException busy) {
       bytes.release();
-      outcome.completeExceptionally(busy());
+      outcome.completeExceptionally(busy);
     }
     answer(ctx, outcome, requestId);
   }
@@ -109,11 +76,13 @@ final class RequestRunner {
     ctx.future(
         () ->
             outcome
-                .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .orTimeout(workers.timeout().toNanos(), TimeUnit.NANOSECONDS)
                 .handle(
                     (result, failure) -> {
                       HttpResult r =
-                          failure == null ? result : errors.toResult(timedOut(failure), requestId);
+                          failure == null
+                              ? result
+                              : errors.toResult(workers.timedOut(failure), requestId);
                       r.writeTo(ctx);
                       return null;
                     }));
@@ -127,8 +96,8 @@ final class RequestRunner {
    * started its future.
    */
   void submitAsync(Context ctx, AsyncAction action) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    String requestId = RequestIds.of(ctx);
+    long deadline = System.nanoTime() + workers.timeout().toNanos();
+    String requestId = Routes.requestId(ctx);
     RequestBytes bytes = RequestBody.of(ctx).bytes();
     CompletableFuture<HttpResult> outcome = new CompletableFuture<>();
     pending.add(outcome);
@@ -138,27 +107,27 @@ final class RequestRunner {
           pending.remove(outcome);
           bytes.release();
         });
-    if (modelRuns.tryAcquire()) {
+    if (workers.tryModelRun()) {
       try {
         start(action, deadline, true, bytes, outcome);
       } finally {
-        modelRuns.release();
+        workers.endModelRun();
       }
     } else {
       try {
         workers.execute(
             () -> {
-              boolean mayRunModel = modelRuns.tryAcquire();
+              boolean mayRunModel = workers.tryModelRun();
               try {
                 start(action, deadline, mayRunModel, bytes, outcome);
               } finally {
                 if (mayRunModel) {
-                  modelRuns.release();
+                  workers.endModelRun();
                 }
               }
             });
-      } catch (RejectedExecutionException busy) {
-        outcome.completeExceptionally(busy());
+      } catch (UnavailableException busy) {
+        outcome.completeExceptionally(busy);
       }
     }
     answer(ctx, outcome, requestId);
@@ -189,74 +158,6 @@ final class RequestRunner {
   }
 
   /**
-   * Why a task could not be queued: the pool is shutting down, or every worker and slot is taken.
-   */
-  private UnavailableException busy() {
-    return new UnavailableException(
-        workers.isShutdown()
-            ? "the server is shutting down"
-            : "all " + workers.getMaximumPoolSize() + " workers are busy and their queue is full",
-        BUSY_RETRY);
-  }
-
-  /**
-   * Runs {@code action} on a worker for a caller that is not an HTTP request (a gRPC call). The
-   * future fails with {@link UnavailableException} when every worker and queue slot is taken or the
-   * action outlives the request timeout; cancelling it interrupts the action (a call whose client
-   * left or whose deadline passed stops waiting for loads and leases).
-   */
-  <T> CompletableFuture<T> call(Callable<T> action) {
-    CompletableFuture<T> outcome = new CompletableFuture<>();
-    Future<?> task;
-    try {
-      task =
-          workers.submit(
-              () -> {
-                try {
-                  outcome.complete(action.call());
-                } catch (Throwable t) {
-                  outcome.completeExceptionally(t);
-                }
-              });
-    } catch (RejectedExecutionException busy) {
-      outcome.completeExceptionally(busy());
-      return outcome;
-    }
-    outcome.whenComplete(
-        (result, failure) -> {
-          if (outcome.isCancelled()) {
-            task.cancel(true);
-          }
-        });
-    return withinTimeout(outcome);
-  }
-
-  /**
-   * {@code outcome}, failing with {@link UnavailableException} when it outlives the request
-   * timeout; cancelling the returned future cancels {@code outcome}.
-   */
-  <T> CompletableFuture<T> withinTimeout(CompletableFuture<T> outcome) {
-    CompletableFuture<T> bounded = new CompletableFuture<>();
-    outcome
-        .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
-        .whenComplete(
-            (result, failure) -> {
-              if (failure == null) {
-                bounded.complete(result);
-              } else {
-                bounded.completeExceptionally(timedOut(failure));
-              }
-            });
-    bounded.whenComplete(
-        (result, failure) -> {
-          if (bounded.isCancelled()) {
-            outcome.cancel(true);
-          }
-        });
-    return bounded;
-  }
-
-  /**
    * Answers every request still waiting for its worker's result with {@code failure} now (at the
    * end of the shutdown grace); their actions run on, but their answers are dropped.
    */
@@ -264,37 +165,5 @@ final class RequestRunner {
     for (CompletableFuture<HttpResult> f : pending) {
       f.completeExceptionally(failure);
     }
-  }
-
-  /** How long a request may take before it is answered 503. */
-  Duration timeout() {
-    return timeout;
-  }
-
-  /** Runs a task that is not tied to a request (preloading) on the same workers. */
-  CompletableFuture<Void> background(Runnable task) {
-    return CompletableFuture.runAsync(task, workers);
-  }
-
-  private Throwable timedOut(Throwable failure) {
-    if (failure instanceof TimeoutException) {
-      return new UnavailableException(
-          "the request did not finish within the request timeout of " + timeout, BUSY_RETRY);
-    }
-    return failure;
-  }
-
-  /** Stops taking work and waits up to {@code grace} for running actions; true when all ended. */
-  boolean shutdown(Duration grace) {
-    workers.shutdown();
-    try {
-      if (workers.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
-        return true;
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    workers.shutdownNow();
-    return false;
   }
 }

@@ -12,6 +12,11 @@ import io.javalin.http.Handler;
 final class Routes {
 
   private static final String ATTRIBUTE = "modelkeeper.route";
+  private static final String REQUEST_ID = "modelkeeper.requestId";
+
+  /** The header that carries a request's identifier both ways. */
+  static final String REQUEST_ID_HEADER = "X-Request-Id";
+
   static final String UNMATCHED = "unmatched";
 
   private final RoutesConfig routes;
@@ -44,5 +49,26 @@ final class Routes {
   static String of(Context ctx) {
     String route = ctx.attribute(ATTRIBUTE);
     return route != null ? route : UNMATCHED;
+  }
+
+  /**
+   * Gives {@code ctx} its identifier (the client's {@value #REQUEST_ID_HEADER} when it is short and
+   * plain, else a new one) and echoes it in the response header; runs before every handler.
+   */
+  static void assignRequestId(Context ctx, RequestIds ids) {
+    String id = ids.accept(ctx.header(REQUEST_ID_HEADER));
+    ctx.attribute(REQUEST_ID, id);
+    ctx.header(REQUEST_ID_HEADER, id);
+  }
+
+  /** The identifier {@link #assignRequestId} gave {@code ctx}, or {@code "-"} before that. */
+  static String requestId(Context ctx) {
+    String id = ctx.attribute(REQUEST_ID);
+    return id != null ? id : "-";
+  }
+
+  /** A filter that lets only requests with {@code auth}'s bearer token through. */
+  static Handler requiring(BearerAuth auth) {
+    return ctx -> auth.check(ctx.header("Authorization"));
   }
 }

@@ -42,7 +42,7 @@ class BrokenModelFilesTest {
     Files.write(file, Arrays.copyOf(iris, iris.length / 2)); // cut short, as by a failed copy
 
     try (LogCapture manager = LogCapture.of(BaseModelManager.class);
-        LogCapture mapper = LogCapture.of(ErrorMapper.class);
+        LogCapture mapper = LogCapture.of(Failure.class);
         ModelKeeperServer server =
             TestServer.start(
                 TestServer.config(new LocalModelRepository(root))

@@ -31,7 +31,6 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
-import io.javalin.http.HttpResponseException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -531,8 +530,7 @@ class GrpcEndpointTest {
   }
 
   @Test
-  void errorMapper_givesEveryFailureTypeItsGrpcCode() {
-    ErrorMapper m = new ErrorMapper(new Json());
+  void grpcErrors_giveEveryFailureTypeItsGrpcCode() {
     Map<Throwable, Status.Code> cases =
         Map.of(
             new ModelNotFoundException("x"), Status.Code.NOT_FOUND,
@@ -543,16 +541,16 @@ class GrpcEndpointTest {
             new RequestTimeoutException("x"), Status.Code.DEADLINE_EXCEEDED,
             new CapacityExceededException("x"), Status.Code.UNAVAILABLE,
             new UnavailableException("x", Duration.ofSeconds(1)), Status.Code.UNAVAILABLE,
-            new HttpResponseException(413, "too large"), Status.Code.RESOURCE_EXHAUSTED,
+            new java.util.concurrent.CancellationException(), Status.Code.CANCELLED,
             new IllegalStateException("bug"), Status.Code.INTERNAL);
     cases.forEach(
         (failure, code) -> {
-          Status s = m.toStatus(failure, "t");
+          Status s = GrpcErrors.toStatus(failure, "t");
           assertThat(s.getCode()).as(failure.getClass().getSimpleName()).isEqualTo(code);
           assertThat(s.getDescription()).isNotBlank();
         });
-    for (int http : List.of(400, 401, 404, 409, 413, 500, 503)) {
-      assertThat(ErrorMapper.GRPC_CODES).containsKey(http);
+    for (Failure.Kind kind : Failure.Kind.values()) {
+      assertThat(GrpcErrors.code(kind).getCode()).as(kind.name()).isNotEqualTo(Status.Code.UNKNOWN);
     }
   }
 

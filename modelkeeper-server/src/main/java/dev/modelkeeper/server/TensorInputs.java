@@ -8,13 +8,56 @@ import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
- * Tensors in the binary layout that the binary tensor data extension (REST) and gRPC raw contents
- * share: little-endian elements back to back, BOOL one byte each, BYTES elements each after a
- * 4-byte little-endian length ({@link Datatype} owns the layout). Stateless and thread-safe.
+ * The rules every transport's input tensors follow, and tensors in the binary layout that the
+ * binary tensor data extension (REST) and gRPC raw contents share: little-endian elements back to
+ * back, BOOL one byte each, BYTES elements each after a 4-byte little-endian length ({@link
+ * Datatype} owns the layout). Stateless and thread-safe.
  */
-final class BinaryTensors {
+final class TensorInputs {
 
-  private BinaryTensors() {}
+  /** More dimensions than any model here takes; a bound on work done for hostile shapes. */
+  static final int MAX_RANK = 32;
+
+  /**
+   * The output parameter of Triton's classification extension: the output is answered as its top
+   * classes, {@code "score:index:label"} strings (see {@link Classification}).
+   */
+  static final String CLASSIFICATION = "classification";
+
+  /** Heap bytes a decoded BYTES element costs beyond its characters (reference and header). */
+  static final int STRING_OVERHEAD_BYTES = 48;
+
+  private TensorInputs() {}
+
+  /** The top-class count an output asks for, checked: from 1 to Integer.MAX_VALUE. */
+  static int classCount(long k, String where) {
+    if (k < 1 || k > Integer.MAX_VALUE) {
+      throw new BadRequestException(
+          where
+              + " 'classification' must be a whole number of classes from 1 to "
+              + Integer.MAX_VALUE
+              + ", was "
+              + k);
+    }
+    return (int) k;
+  }
+
+  /**
+   * The number of elements of input {@code name}'s {@code shape}.
+   *
+   * @throws InvalidInputException when that is more than an array can hold
+   */
+  static long elementCount(String name, long[] shape) {
+    long n = 1;
+    for (long d : shape) {
+      if (d != 0 && n > (Integer.MAX_VALUE - 8) / d) {
+        throw new InvalidInputException(
+            "input '" + name + "' shape " + Arrays.toString(shape) + " is too large");
+      }
+      n *= d;
+    }
+    return n;
+  }
 
   /**
    * Reads input {@code name} from the next {@code size} bytes of {@code binary}, advancing it.
@@ -45,7 +88,7 @@ final class BinaryTensors {
    *     declares
    */
   static Tensor read(String name, Datatype datatype, long[] shape, ByteBuffer bytes) {
-    int count = (int) InferRequestDecoder.elementCount(name, shape);
+    int count = (int) elementCount(name, shape);
     int size = bytes.remaining();
     if (datatype.elementBytes() > 0 && (long) count * datatype.elementBytes() != size) {
       throw new InvalidInputException(
