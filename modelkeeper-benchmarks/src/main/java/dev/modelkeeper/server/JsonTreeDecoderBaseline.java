@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.Tensor;
+import dev.modelkeeper.server.engine.BadRequestException;
+import dev.modelkeeper.server.engine.InferRequest;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;

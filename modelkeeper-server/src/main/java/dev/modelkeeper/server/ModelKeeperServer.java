@@ -13,9 +13,41 @@ import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
+import dev.modelkeeper.server.engine.BearerAuth;
+import dev.modelkeeper.server.engine.Engine;
+import dev.modelkeeper.server.engine.ExecutionSettings;
+import dev.modelkeeper.server.engine.InferenceService;
+import dev.modelkeeper.server.engine.InflightBytes;
+import dev.modelkeeper.server.engine.InvalidConfigException;
+import dev.modelkeeper.server.engine.ModelEvents;
+import dev.modelkeeper.server.engine.ModelExecutors;
+import dev.modelkeeper.server.engine.ModelResolver;
+import dev.modelkeeper.server.engine.ModelTarget;
+import dev.modelkeeper.server.engine.RateLimitedLog;
+import dev.modelkeeper.server.engine.RequestIds;
+import dev.modelkeeper.server.engine.ServerMetrics;
+import dev.modelkeeper.server.engine.ServerState;
+import dev.modelkeeper.server.engine.UnavailableException;
+import dev.modelkeeper.server.engine.Workers;
+import dev.modelkeeper.server.grpc.GrpcArrivals;
+import dev.modelkeeper.server.grpc.GrpcCallMetrics;
+import dev.modelkeeper.server.grpc.GrpcEndpoint;
+import dev.modelkeeper.server.http.BodyIntake;
+import dev.modelkeeper.server.http.ErrorMapper;
+import dev.modelkeeper.server.http.HeaderDeadline;
+import dev.modelkeeper.server.http.HttpResult;
+import dev.modelkeeper.server.http.Json;
+import dev.modelkeeper.server.http.JsonErrorHandler;
+import dev.modelkeeper.server.http.OriginGuard;
+import dev.modelkeeper.server.http.RequestRunner;
+import dev.modelkeeper.server.http.Routes;
+import dev.modelkeeper.server.management.ManagementRoutes;
 import dev.modelkeeper.server.memory.MemoryCap;
 import dev.modelkeeper.server.memory.MemoryGuard;
 import dev.modelkeeper.server.memory.ModelMemory;
+import dev.modelkeeper.server.oip.InferRequestDecoder;
+import dev.modelkeeper.server.oip.OipRoutes;
+import dev.modelkeeper.server.repository.RepositoryRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
 import io.javalin.http.HttpResponseException;
@@ -25,6 +57,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -170,7 +203,8 @@ public final class ModelKeeperServer implements AutoCloseable {
     InferRequestDecoder decoder = new InferRequestDecoder(json);
     RequestIds requestIds = new RequestIds();
     BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
-    this.executors = ModelExecutors.create(manager, config, metrics);
+    ExecutionSettings defaults = executionDefaults(config);
+    this.executors = ModelExecutors.create(manager, defaults, metrics);
     this.inference =
         new InferenceService(manager, resolver, events, metrics)
             .withExecution(executors.execution(), config.requestTimeout());
@@ -182,7 +216,7 @@ public final class ModelKeeperServer implements AutoCloseable {
             resolver,
             events,
             inference,
-            ExecutionSettings.defaults(config),
+            defaults,
             state,
             workers,
             inflight,
@@ -309,6 +343,16 @@ public final class ModelKeeperServer implements AutoCloseable {
     }
     server.preload();
     return server;
+  }
+
+  /** The server-wide execution settings, which a model's own configuration may override. */
+  private static ExecutionSettings executionDefaults(ServerConfig config) {
+    return new ExecutionSettings(
+        config.maxBatchSize(),
+        config.maxQueueDelay().toNanos(),
+        Set.of(),
+        config.maxConcurrency(),
+        config.maxQueueSize());
   }
 
   private static Map<String, ModelTarget> startupModels(ServerConfig config) {
@@ -530,7 +574,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   }
 
   /** Bytes of request bodies and decoded tensors held now (the in-flight budget in use). */
-  long inflightBytes() {
+  public long inflightBytes() {
     return inflight.inUse();
   }
 

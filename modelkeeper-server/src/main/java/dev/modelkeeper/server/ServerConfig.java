@@ -3,6 +3,7 @@ package dev.modelkeeper.server;
 import dev.modelkeeper.core.ModelRegistry;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
+import dev.modelkeeper.server.engine.InvalidConfigException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.modelkeeper.core.BaseModelManager;
 import dev.modelkeeper.core.testkit.LogCapture;
 import dev.modelkeeper.onnx.LocalModelRepository;
+import dev.modelkeeper.server.engine.Failure;
 import dev.modelkeeper.server.support.DemoRepo;
 import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.TestServer;

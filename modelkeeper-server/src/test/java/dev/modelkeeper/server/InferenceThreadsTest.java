@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.ByteString;
 import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
+import dev.modelkeeper.server.grpc.GrpcEndpoint;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
 import dev.modelkeeper.server.support.FakeModel;
 import dev.modelkeeper.server.support.FakeModels;
@@ -25,9 +26,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Which threads run an inference, over loopback: a request for a resident model with a free slot
  * runs on the thread that received it (REST's HTTP thread; gRPC's event loop when the model's runs
- * are quick), not on another thread after a hand-off; a model whose runs are slow is never run on
- * gRPC's event loop; and runs of stalled models never hold every thread, so other models keep
- * answering.
+ * are quick), not on another thread after a hand-off, whether it is named by its name or an alias;
+ * a model whose runs are slow is never run on gRPC's event loop; and runs of stalled models never
+ * hold every thread, so other models keep answering.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class InferenceThreadsTest {
@@ -58,6 +59,26 @@ class InferenceThreadsTest {
       assertThat(threads.get(0)).startsWith("modelkeeper-model-");
       assertThat(threads.get(1)).startsWith("JettyServerThreadPool");
       assertThat(threads.get(2)).startsWith("grpc-");
+    }
+  }
+
+  @Test
+  void infer_aliasedModel_runsOnTheReceivingThreadLikeItsTarget() throws Exception {
+    FakeModels models = FakeModels.of("alpha/1");
+    try (ModelKeeperServer server = TestServer.fake(models, b -> b.grpcPort(0))) {
+      Http http = Http.to(server.port());
+      assertThat(
+              http.post("/model/add", "{\"model_id\":\"alpha/1\",\"model_id_alias\":\"a\"}")
+                  .status())
+          .isEqualTo(200); // loaded under the alias
+      assertThat(http.post("/v2/models/a/infer", BODY).status()).isEqualTo(200);
+
+      grpcInfer(server, "a");
+      List<String> threads = model(models, "alpha/1").inferThreads();
+      assertThat(threads).hasSize(2);
+      // resident under its alias and idle: no hand-off to a model thread, as for its target
+      assertThat(threads.get(0)).startsWith("JettyServerThreadPool");
+      assertThat(threads.get(1)).startsWith("grpc-");
     }
   }
 

@@ -5,7 +5,7 @@ import static java.lang.System.Logger.Level.INFO;
 import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.NativeHeap;
 import dev.modelkeeper.onnx.memory.ProcessMemory;
-import dev.modelkeeper.server.InvalidConfigException;
+import dev.modelkeeper.server.engine.InvalidConfigException;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;

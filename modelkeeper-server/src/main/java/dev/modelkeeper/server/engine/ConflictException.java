@@ -1,0 +1,15 @@
+package dev.modelkeeper.server.engine;
+
+import dev.modelkeeper.core.ModelKeeperException;
+
+/**
+ * A request that contradicts the server's state, such as an alias already naming another model.
+ * Answered 409. Immutable and thread-safe.
+ */
+public final class ConflictException extends ModelKeeperException {
+  private static final long serialVersionUID = 1L;
+
+  public ConflictException(String message) {
+    super(message);
+  }
+}

@@ -1,0 +1,99 @@
+package dev.modelkeeper.server.engine;
+
+import dev.modelkeeper.core.LifecycleListener;
+import dev.modelkeeper.core.Model;
+import dev.modelkeeper.core.RemovalCause;
+import dev.modelkeeper.onnx.InferenceModel;
+import dev.modelkeeper.onnx.InvalidModelIdException;
+import dev.modelkeeper.onnx.ModelId;
+import dev.modelkeeper.onnx.ModelMetadata;
+import dev.modelkeeper.onnx.ModelRepository;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Remembers, per resolved identifier, why a model is not resident (for the repository index's
+ * {@code reason}) and the metadata of its last load (so metadata requests do not reload evicted
+ * models). Thread-safe; events arrive on the threads that load and unload models.
+ *
+ * <p>Both maps hold only identifiers the registry accepted (events start after the registry
+ * lookup), so they are bounded by the repository and the alias table.
+ */
+public final class ModelEvents implements LifecycleListener {
+
+  static final String NOT_LOADED = "not loaded; the first inference or a load request loads it";
+
+  private final Map<String, String> reasons = new ConcurrentHashMap<>();
+  private final ModelRepository repository;
+  private final Map<String, ModelMetadata> metadata = new ConcurrentHashMap<>();
+  private final Map<String, Classification> classes = new ConcurrentHashMap<>();
+
+  /** Events of the models of {@code repository}, whose config problems explain a model too. */
+  public ModelEvents(ModelRepository repository) {
+    this.repository = repository;
+  }
+
+  @Override
+  public void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {
+    reasons.remove(modelId);
+    if (model instanceof InferenceModel) {
+      InferenceModel m = (InferenceModel) model;
+      metadata.put(modelId, m.metadata());
+      classes.put(modelId, Classification.of(m));
+    }
+  }
+
+  @Override
+  public void loadFailed(String modelId, Throwable cause) {
+    reasons.put(modelId, "load failed: " + cause.getMessage());
+  }
+
+  @Override
+  public void removed(String modelId, Model model, RemovalCause cause) {
+    reasons.put(
+        modelId,
+        cause.isEviction()
+            ? "evicted to make room ("
+                + cause.name().toLowerCase(Locale.ROOT).replace('_', ' ')
+                + ")"
+            : "unloaded");
+  }
+
+  /** Why {@code modelId} is not resident: its last event, else a problem of its config. */
+  String reason(String modelId) {
+    String reason = reasons.get(modelId);
+    if (reason != null) {
+      return reason;
+    }
+    Map<ModelId, String> problems = repository.configProblems();
+    if (!problems.isEmpty()) {
+      try {
+        String problem = problems.get(ModelId.parse(modelId));
+        if (problem != null) {
+          return problem + "; it fails to load";
+        }
+      } catch (InvalidModelIdException e) {
+        // an alias: its target's reason applies
+      }
+    }
+    return NOT_LOADED;
+  }
+
+  /** The metadata of the last load of {@code modelId}, or null when it never loaded. */
+  ModelMetadata metadata(String modelId) {
+    return metadata.get(modelId);
+  }
+
+  /** How the outputs of the last load of {@code modelId} are classified. */
+  Classification classes(String modelId) {
+    return classes.getOrDefault(modelId, Classification.NONE);
+  }
+
+  /** Forgets what was known about {@code modelId} (an alias that now names nothing). */
+  void forget(String modelId) {
+    reasons.remove(modelId);
+    metadata.remove(modelId);
+    classes.remove(modelId);
+  }
+}

@@ -1,0 +1,205 @@
+package dev.modelkeeper.server.grpc;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.UnsafeByteOperations;
+import dev.modelkeeper.onnx.Datatype;
+import dev.modelkeeper.onnx.InvalidInputException;
+import dev.modelkeeper.onnx.Tensor;
+import dev.modelkeeper.server.engine.BadRequestException;
+import dev.modelkeeper.server.engine.InferRequest;
+import dev.modelkeeper.server.engine.InferenceService;
+import dev.modelkeeper.server.engine.TensorInputs;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Converts gRPC inference messages to and from {@link InferRequest}s and results. Inputs come as
+ * raw contents (one little-endian buffer per input, as tritonclient sends them) or typed contents
+ * (the {@code InferTensorContents} field of each input's datatype); outputs answer in the form the
+ * request used: raw unless the request carried typed contents only. Stateless and thread-safe.
+ */
+final class GrpcTensors {
+
+  /** The typed-contents field of each datatype, e.g. {@code int_contents} for INT8 to INT32. */
+  private static final Map<Datatype, FieldDescriptor> CONTENTS = new LinkedHashMap<>();
+
+  static {
+    for (Datatype d : Datatype.values()) {
+      CONTENTS.put(d, InferTensorContents.getDescriptor().findFieldByName(d.oipContentsField()));
+    }
+  }
+
+  private GrpcTensors() {}
+
+  /** The request as the inference path takes it. */
+  static InferRequest decode(ModelInferRequest in) {
+    Set<String> outputs = new HashSet<>(); // read first: a refused output costs no decoding
+    Map<String, Integer> classifications = new HashMap<>();
+    for (ModelInferRequest.InferRequestedOutputTensor o : in.getOutputsList()) {
+      InferParameter k = o.getParametersMap().get(TensorInputs.CLASSIFICATION);
+      if (k != null) {
+        String where = "output '" + o.getName() + "' parameters";
+        if (k.getParameterChoiceCase() != InferParameter.ParameterChoiceCase.INT64_PARAM) {
+          throw new BadRequestException(
+              where + " 'classification' must be a whole number of classes (int64_param)");
+        }
+        classifications.put(o.getName(), TensorInputs.classCount(k.getInt64Param(), where));
+      }
+      outputs.add(o.getName());
+    }
+    boolean raw = in.getRawInputContentsCount() > 0;
+    if (raw && in.getRawInputContentsCount() != in.getInputsCount()) {
+      throw new InvalidInputException(
+          "the request has "
+              + in.getInputsCount()
+              + " inputs but "
+              + in.getRawInputContentsCount()
+              + " raw_input_contents; send one per input, in order");
+    }
+    Map<String, Tensor> inputs = new LinkedHashMap<>();
+    for (int i = 0; i < in.getInputsCount(); i++) {
+      ModelInferRequest.InferInputTensor t = in.getInputs(i);
+      String name = t.getName();
+      if (name.isEmpty()) {
+        throw new BadRequestException("inputs[" + i + "] needs a name");
+      }
+      Datatype datatype = Datatype.parse(t.getDatatype());
+      long[] shape = shape(name, t.getShapeList());
+      Tensor tensor;
+      if (raw) {
+        if (t.hasContents()) {
+          throw new InvalidInputException(
+              "input '" + name + "' has typed contents in a request that uses raw_input_contents");
+        }
+        tensor =
+            TensorInputs.read(
+                name,
+                datatype,
+                shape,
+                in.getRawInputContents(i).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN));
+      } else {
+        tensor = typed(name, datatype, shape, t.getContents());
+      }
+      if (inputs.put(name, tensor) != null) {
+        throw new InvalidInputException("input '" + name + "' is given more than once");
+      }
+    }
+    String id = in.getId().isEmpty() ? null : in.getId();
+    // raw answers unless the request used typed contents only
+    return new InferRequest(
+        id, inputs, outputs, Map.of(), raw || in.getInputsCount() == 0, classifications);
+  }
+
+  /**
+   * The heap the BYTES inputs of {@code in} take once decoded beyond their bytes (a string per
+   * element), to count before they exist: each raw element needs at least its 4-byte length.
+   */
+  static long stringOverhead(ModelInferRequest in) {
+    long elements = 0;
+    for (int i = 0; i < in.getInputsCount(); i++) {
+      ModelInferRequest.InferInputTensor t = in.getInputs(i);
+      if (Datatype.tryParse(t.getDatatype()) == Datatype.BYTES) { // as decode will read it
+        elements +=
+            i < in.getRawInputContentsCount()
+                ? in.getRawInputContents(i).size() / 4
+                : t.getContents().getBytesContentsCount();
+      }
+    }
+    return elements * TensorInputs.STRING_OVERHEAD_BYTES;
+  }
+
+  /** The response to {@code result}. */
+  static ModelInferResponse encode(InferenceService.Result result) {
+    InferRequest request = result.request();
+    ModelInferResponse.Builder out =
+        ModelInferResponse.newBuilder()
+            .setModelName(result.modelName())
+            .setModelVersion(result.outcome().version());
+    if (request.id() != null) {
+      out.setId(request.id());
+    }
+    boolean raw = request.binaryByDefault();
+    for (Tensor t : result.outcome().outputs().values()) {
+      ModelInferResponse.InferOutputTensor.Builder o =
+          out.addOutputsBuilder().setName(t.name()).setDatatype(t.datatype().oipName());
+      for (long d : t.shape()) {
+        o.addShape(d);
+      }
+      if (raw) {
+        out.addRawOutputContents(UnsafeByteOperations.unsafeWrap(t.datatype().toBinary(t.data())));
+      } else {
+        o.setContents(typedContents(t));
+      }
+    }
+    return out.build();
+  }
+
+  private static long[] shape(String name, List<Long> dims) {
+    if (dims.size() > TensorInputs.MAX_RANK) {
+      throw new InvalidInputException(
+          "input '"
+              + name
+              + "' has "
+              + dims.size()
+              + " dimensions; at most "
+              + TensorInputs.MAX_RANK);
+    }
+    long[] shape = new long[dims.size()];
+    for (int i = 0; i < shape.length; i++) {
+      shape[i] = dims.get(i);
+      if (shape[i] < 0) {
+        throw new InvalidInputException("input '" + name + "' has a negative dimension " + dims);
+      }
+    }
+    TensorInputs.elementCount(name, shape);
+    return shape;
+  }
+
+  private static Tensor typed(String name, Datatype datatype, long[] shape, InferTensorContents c) {
+    FieldDescriptor field = CONTENTS.get(datatype);
+    for (Map.Entry<FieldDescriptor, Object> e : c.getAllFields().entrySet()) {
+      if (!e.getKey().equals(field)) {
+        throw new InvalidInputException(
+            "input '"
+                + name
+                + "' is "
+                + datatype
+                + ", whose typed contents go in '"
+                + field.getName()
+                + "', but it has '"
+                + e.getKey().getName()
+                + "'");
+      }
+    }
+    List<?> values = (List<?>) c.getField(field);
+    List<Object> plain = new ArrayList<>(values.size());
+    for (Object v : values) {
+      plain.add(v instanceof ByteString ? ((ByteString) v).toByteArray() : v);
+    }
+    return Tensor.fromValues(name, datatype, shape, plain);
+  }
+
+  private static InferTensorContents typedContents(Tensor t) {
+    FieldDescriptor field = CONTENTS.get(t.datatype());
+    InferTensorContents.Builder b = InferTensorContents.newBuilder();
+    int n = t.elementCount();
+    for (int i = 0; i < n; i++) {
+      Object v = t.get(i);
+      b.addRepeatedField(field, v instanceof String ? ByteString.copyFromUtf8((String) v) : v);
+    }
+    return b.build();
+  }
+
+  /** A boolean request parameter, or false. */
+  static boolean flag(Map<String, InferParameter> params, String key) {
+    InferParameter p = params.get(key);
+    return p != null && p.getBoolParam();
+  }
+}

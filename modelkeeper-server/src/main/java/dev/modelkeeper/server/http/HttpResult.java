@@ -1,0 +1,52 @@
+package dev.modelkeeper.server.http;
+
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A complete response, built off the request thread and written once. Immutable and thread-safe
+ * (the body array is never modified after construction).
+ *
+ * @param status the HTTP status
+ * @param contentType the body's media type
+ * @param body the encoded body
+ * @param headers extra response headers
+ */
+public record HttpResult(int status, String contentType, byte[] body, Map<String, String> headers) {
+
+  static final String JSON = "application/json";
+
+  public HttpResult {
+    headers = Map.copyOf(headers);
+  }
+
+  public static HttpResult json(int status, byte[] body) {
+    return new HttpResult(status, JSON, body, Map.of());
+  }
+
+  HttpResult withHeader(String name, String value) {
+    Map<String, String> h = new LinkedHashMap<>(headers);
+    h.put(name, value);
+    return new HttpResult(status, contentType, body, h);
+  }
+
+  /**
+   * Writes status, headers and body to {@code ctx}; call at most once per request. The body goes
+   * straight to the response's output (Jetty's pooled buffer): a body set as the context's result
+   * would be copied through a new 32 KB array per response.
+   */
+  public void writeTo(Context ctx) {
+    ctx.status(status);
+    headers.forEach(ctx::header);
+    ctx.contentType(contentType);
+    ctx.res().setContentLength(body.length);
+    try {
+      ctx.outputStream().write(body);
+    } catch (IOException e) {
+      throw new UncheckedIOException("the response could not be written", e);
+    }
+  }
+}

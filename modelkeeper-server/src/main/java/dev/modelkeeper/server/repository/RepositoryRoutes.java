@@ -1,0 +1,106 @@
+package dev.modelkeeper.server.repository;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.modelkeeper.onnx.memory.MemoryCost;
+import dev.modelkeeper.server.engine.BadRequestException;
+import dev.modelkeeper.server.engine.Engine;
+import dev.modelkeeper.server.engine.ModelTarget;
+import dev.modelkeeper.server.http.HttpResult;
+import dev.modelkeeper.server.http.Json;
+import dev.modelkeeper.server.http.RequestRunner;
+import dev.modelkeeper.server.http.Routes;
+import io.javalin.http.Context;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The repository extension of the Open Inference Protocol: the index of every repository model with
+ * its state, and explicit load and unload by model name. Thread-safe; load and unload run through
+ * the {@link RequestRunner}; the {@link Engine} does the work.
+ *
+ * <p>States: {@code READY} (resident), {@code LOADING}, {@code UNLOADING} (draining leases or
+ * clearing) and {@code UNAVAILABLE} with a {@code reason} (never loaded, unloaded, evicted, or the
+ * last load's failure). Loading a name loads its highest version (a no-op when resident); unloading
+ * a name unloads every resident version of it.
+ */
+public final class RepositoryRoutes {
+
+  private final Engine engine;
+  private final Json json;
+  private final RequestRunner runner;
+
+  public RepositoryRoutes(Engine engine, Json json, RequestRunner runner) {
+    this.engine = engine;
+    this.json = json;
+    this.runner = runner;
+  }
+
+  public void register(Routes routes) {
+    routes.post("/v2/repository/index", this::index);
+    routes.post("/v2/repository/models/{model}/load", this::load);
+    routes.post("/v2/repository/models/{model}/unload", this::unload);
+  }
+
+  private void index(Context ctx) {
+    JsonNode request = json.readOptional(ctx.bodyAsBytes());
+    if (!request.isObject()) {
+      throw new BadRequestException("an index request must be a JSON object");
+    }
+    JsonNode readyNode = request.get("ready");
+    if (readyNode != null && !readyNode.isBoolean()) {
+      throw new BadRequestException("'ready' must be true or false");
+    }
+    boolean readyOnly = readyNode != null && readyNode.booleanValue();
+    ArrayNode rows = json.object().arrayNode();
+    for (Engine.IndexRow r : engine.index(readyOnly)) {
+      ObjectNode row = rows.addObject();
+      row.put("name", r.name());
+      row.put("version", r.version());
+      row.put("state", r.state());
+      row.put("reason", r.reason());
+      row.put("charged_bytes", r.chargedBytes());
+      Optional<MemoryCost> cost = r.measured();
+      if (cost.isPresent()) {
+        row.put("measured_bytes", cost.get().idleBytes());
+      } else {
+        row.putNull("measured_bytes");
+      }
+    }
+    HttpResult.json(200, json.write(rows)).writeTo(ctx);
+  }
+
+  private void load(Context ctx) {
+    String name = ctx.pathParam("model");
+    runner.submit(
+        ctx,
+        () -> {
+          ModelTarget t = engine.load(name);
+          return HttpResult.json(200, json.write(status(name, t.version(), "READY")));
+        });
+  }
+
+  private void unload(Context ctx) {
+    String name = ctx.pathParam("model");
+    runner.submit(
+        ctx,
+        () -> {
+          List<String> keys = engine.unload(name);
+          ObjectNode body = status(name, null, "UNAVAILABLE");
+          ArrayNode unloaded = body.putArray("unloaded");
+          keys.forEach(unloaded::add);
+          return HttpResult.json(200, json.write(body));
+        });
+  }
+
+  private ObjectNode status(String name, String version, String state) {
+    ObjectNode body = json.object();
+    body.put("name", name);
+    if (version != null) {
+      body.put("version", version);
+    }
+    body.put("state", state);
+    return body;
+  }
+}
