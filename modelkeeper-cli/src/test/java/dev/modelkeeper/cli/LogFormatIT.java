@@ -128,6 +128,77 @@ class LogFormatIT {
         .noneMatch(line -> line.contains("io.grpc") || line.contains("Exception"));
   }
 
+  @Test
+  void clientsThatLeave_midRequestOrMidResponse_costOneDebugLineEach() throws Exception {
+    // before, a REST client that hung up mid-response cost an ERROR with a stack trace and two WARN
+    // lines, and one that hung up mid-body a WARN
+    Path config = tmp.resolve("logback-debug.xml");
+    Files.writeString(
+        config,
+        "<configuration>"
+            + "<include resource=\"dev/modelkeeper/cli/logback-common.xml\"/>"
+            + "<appender name=\"E\" class=\"ch.qos.logback.core.ConsoleAppender\">"
+            + "<target>System.err</target><encoder><pattern>%level [%thread] %logger - %msg%n%ex"
+            + "</pattern></encoder></appender>"
+            + "<logger name=\"dev.modelkeeper\" level=\"DEBUG\"/>"
+            + "<root level=\"INFO\"><appender-ref ref=\"E\"/></root></configuration>");
+    int[] startupLines = new int[1];
+    String[] metrics = new String[1];
+    List<String> log =
+        serve(
+            List.of("-Dlogback.configurationFile=" + config),
+            List.of("--grpc-port", "0"),
+            jar -> {
+              String url = jar.stdout().substring(jar.stdout().indexOf("http://")).split("\\s")[0];
+              int port = Integer.parseInt(url.substring(url.lastIndexOf(':') + 1));
+              Matcher grpc = GRPC_PORT.matcher(jar.stdout());
+              assertThat(grpc.find()).isTrue();
+              int grpcPort = Integer.parseInt(grpc.group(1));
+              startupLines[0] = Files.readAllLines(jar.stderr(), StandardCharsets.UTF_8).size();
+              Disconnects.restMidResponse(port);
+              awaitLeaves(jar, startupLines[0], 1);
+              Disconnects.restMidRequest(port);
+              awaitLeaves(jar, startupLines[0], 2);
+              Disconnects.grpcMidRequest(grpcPort);
+              awaitLeaves(jar, startupLines[0], 3);
+              Disconnects.grpcMidResponse(grpcPort);
+              awaitLeaves(jar, startupLines[0], 4);
+              metrics[0] =
+                  HttpClient.newHttpClient()
+                      .send(
+                          HttpRequest.newBuilder(URI.create(url + "/metrics"))
+                              .timeout(Duration.ofSeconds(10))
+                              .build(),
+                          HttpResponse.BodyHandlers.ofString())
+                      .body();
+            });
+    List<String> afterStartup = log.subList(Math.min(startupLines[0], log.size()), log.size());
+    assertThat(leaves(afterStartup)).as("log after startup: %s", afterStartup).hasSize(4);
+    assertThat(afterStartup)
+        .as("log after startup")
+        .noneMatch(line -> line.startsWith("WARN") || line.startsWith("ERROR"))
+        .noneMatch(line -> line.contains("Exception") || line.startsWith("\tat "));
+    assertThat(metrics[0]).contains("modelkeeper_grpc_requests_total").doesNotContain("UNKNOWN");
+  }
+
+  /** The lines that tell of a client that left. */
+  private static List<String> leaves(List<String> lines) {
+    return lines.stream()
+        .filter(line -> line.startsWith("DEBUG") && line.contains("the client left"))
+        .toList();
+  }
+
+  /** Waits until the log after startup tells of {@code n} clients that left. */
+  private static void awaitLeaves(Running jar, int startupLines, int n) {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              List<String> lines = Files.readAllLines(jar.stderr(), StandardCharsets.UTF_8);
+              assertThat(leaves(lines.subList(startupLines, lines.size()))).hasSize(n);
+            });
+  }
+
   /** What a test sees of the running jar: its stdout so far and the file its stderr goes to. */
   private record Running(String stdout, Path stderr) {}
 
@@ -179,21 +250,29 @@ class LogFormatIT {
    * whileServing}, then stops it with SIGTERM and returns its stderr lines.
    */
   private List<String> serve(List<String> args, WhileServing whileServing) throws Exception {
+    return serve(List.of(), args, whileServing);
+  }
+
+  /** As {@link #serve(List, WhileServing)}, with {@code jvmArgs} for the jar's JVM. */
+  private List<String> serve(List<String> jvmArgs, List<String> args, WhileServing whileServing)
+      throws Exception {
     Path out = tmp.resolve("stdout.txt");
     Path err = tmp.resolve("stderr.txt");
     List<String> command =
         new ArrayList<>(
-            List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar",
-                "modelkeeper-cli/target/modelkeeper.jar",
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--cache-dir",
-                tmp.resolve("cache").toString()));
+            List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    command.addAll(jvmArgs);
+    command.addAll(
+        List.of(
+            "-jar",
+            "modelkeeper-cli/target/modelkeeper.jar",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--cache-dir",
+            tmp.resolve("cache").toString()));
     command.addAll(args);
     Process process =
         new ProcessBuilder(command)

@@ -117,7 +117,7 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
       return new Failure(Kind.INSUFFICIENT_STORAGE, e.getMessage());
     }
     if (e instanceof CancellationException) {
-      LOG.log(Level.DEBUG, "request {0}: the client left before its answer", requestId);
+      LOG.log(Level.DEBUG, "request {0}: cancelled before its answer", requestId);
       return new Failure(Kind.CANCELLED, "the request was cancelled");
     }
     if (e instanceof LoadBackoffException) {

@@ -126,6 +126,7 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
     final AtomicInteger state = new AtomicInteger(PENDING);
     final AtomicLong held = new AtomicLong();
     final AtomicBoolean closed = new AtomicBoolean();
+    final AtomicBoolean refused = new AtomicBoolean();
     volatile ServerCall<?, ?> call;
 
     @Override
@@ -153,6 +154,7 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
       // thrown on the transport thread while it reads the message: gRPC ends the call with it (a
       // message never exceeds the budget alone: the budget is at least the largest request)
       if (!inflight.tryReserve(bytes)) {
+        refused.set(true);
         throw Status.UNAVAILABLE
             .withDescription(
                 "the server is busy: its in-flight request budget of "
@@ -172,9 +174,17 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
 
     @Override
     public void streamClosed(Status status) {
-      state.compareAndSet(PENDING, ENDED);
+      long received = held.getAndSet(0);
+      if (state.compareAndSet(PENDING, ENDED) && !refused.get()) {
+        // neither answered by the server nor refused here: the client left mid-message
+        LOG.log(
+            System.Logger.Level.DEBUG,
+            "gRPC call: the client left after {0} bytes of its message ({1})",
+            String.valueOf(received),
+            status.getCode());
+      }
       pending.remove(this);
-      inflight.release(held.getAndSet(0));
+      inflight.release(received);
     }
 
     void expire() {

@@ -604,6 +604,10 @@ public final class GrpcEndpoint {
       call.setOnCloseHandler(finish);
       call.setOnCancelHandler(
           () -> {
+            LOG.log(
+                Level.DEBUG,
+                "gRPC call {0}: the client left or cancelled it, or its deadline passed",
+                requestId);
             finish.run();
             outcome.cancel(true);
             CompletableFuture<T> f = running.get();
@@ -624,8 +628,8 @@ public final class GrpcEndpoint {
                 Status status = GrpcErrors.toStatus(failure, requestId);
                 call.onError(status.asRuntimeException());
               }
-            } catch (RuntimeException e) {
-              LOG.log(Level.DEBUG, "gRPC call " + requestId + " ended before its answer", e);
+            } catch (RuntimeException e) { // cancelled meanwhile: its handler logged it
+              LOG.log(Level.DEBUG, "gRPC call {0} ended before its answer", requestId);
             }
           });
     }

@@ -9,6 +9,7 @@ import dev.modelkeeper.server.engine.RequestTimeoutException;
 import dev.modelkeeper.server.engine.ServerMetrics;
 import dev.modelkeeper.server.engine.UnavailableException;
 import dev.modelkeeper.server.engine.UnsupportedMediaTypeException;
+import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -22,6 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpHeaderValue;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -37,14 +39,17 @@ import org.eclipse.jetty.util.Callback;
  * step by step as it arrives), waiting without a thread when the budget is full, up to the
  * admission timeout (then 503 with {@code Retry-After}); the bytes are read as the client sends
  * them, and a body that has not arrived in full within the body read timeout is answered 408 and
- * its connection closed. A body that breaks off (early EOF, bad chunked encoding) is answered 400
- * and closed, with one rate-limited WARN line. Only a complete body goes on to the routes, as a
- * {@link RequestBody} attribute (and as the request's content, for routes that read it).
+ * its connection closed. A body that breaks off is answered 400 and closed: with one DEBUG line
+ * when the client closed its connection (early EOF), with one rate-limited WARN line when the body
+ * is malformed (bad chunked encoding). Only a complete body goes on to the routes, as a {@link
+ * RequestBody} attribute (and as the request's content, for routes that read it).
  *
  * <p>The request's bytes return to the budget once its response is done and every worker that holds
  * them let go ({@link RequestBytes}). Callbacks run on Jetty threads and on the timer.
  */
 public final class BodyIntake extends Handler.Wrapper {
+
+  private static final System.Logger LOG = System.getLogger(BodyIntake.class.getName());
 
   private static final long CHUNKED_STEP = 1 << 20;
 
@@ -223,6 +228,15 @@ public final class BodyIntake extends Handler.Wrapper {
       }
       if (cause instanceof TimeoutException) {
         timedOut();
+        return;
+      }
+      if (cause instanceof EofException) { // the client closed its connection: one DEBUG line
+        LOG.log(
+            Level.DEBUG,
+            "request {0}: the client left after {1} bytes of its body",
+            request.getId(),
+            String.valueOf(body.length()));
+        finish(new BadRequestException("the request body is incomplete"));
         return;
       }
       brokenBodies.warn(

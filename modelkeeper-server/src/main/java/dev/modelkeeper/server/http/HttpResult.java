@@ -2,7 +2,7 @@ package dev.modelkeeper.server.http;
 
 import io.javalin.http.Context;
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -18,6 +18,8 @@ import java.util.Map;
 public record HttpResult(int status, String contentType, byte[] body, Map<String, String> headers) {
 
   static final String JSON = "application/json";
+
+  private static final System.Logger LOG = System.getLogger(HttpResult.class.getName());
 
   public HttpResult {
     headers = Map.copyOf(headers);
@@ -36,7 +38,8 @@ public record HttpResult(int status, String contentType, byte[] body, Map<String
   /**
    * Writes status, headers and body to {@code ctx}; call at most once per request. The body goes
    * straight to the response's output (Jetty's pooled buffer): a body set as the context's result
-   * would be copied through a new 32 KB array per response.
+   * would be copied through a new 32 KB array per response. A client that left before its answer
+   * was written costs one DEBUG line: nobody is left to answer, and it is not the server's fault.
    */
   public void writeTo(Context ctx) {
     ctx.status(status);
@@ -46,7 +49,12 @@ public record HttpResult(int status, String contentType, byte[] body, Map<String
     try {
       ctx.outputStream().write(body);
     } catch (IOException e) {
-      throw new UncheckedIOException("the response could not be written", e);
+      LOG.log(
+          Level.DEBUG,
+          "request {0}: the client left before its answer ({1}, {2} bytes) was sent",
+          Routes.requestId(ctx),
+          String.valueOf(status),
+          String.valueOf(body.length));
     }
   }
 }
