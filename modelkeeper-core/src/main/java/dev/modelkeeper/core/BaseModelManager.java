@@ -7,6 +7,7 @@ import static dev.modelkeeper.core.ModelState.UNLOADING;
 import static java.lang.System.Logger.Level.DEBUG;
 import static java.lang.System.Logger.Level.WARNING;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -27,6 +28,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -113,7 +115,8 @@ public class BaseModelManager implements ModelManager {
   /** Guards {@link #order} and drains {@link #reads}; a leaf lock (see the header). */
   private final ReentrantLock evictionLock = new ReentrantLock();
 
-  /** The registered entries, least recently used first; guarded by {@link #evictionLock}. */
+  /** The registered entries, least recently used first. */
+  @GuardedBy("evictionLock")
   private final AccessOrder order = new AccessOrder();
 
   private final ReadBuffer reads =
@@ -165,9 +168,11 @@ public class BaseModelManager implements ModelManager {
 
   private void install(String id, Model model) {
     LifecycleEntry e = new LifecycleEntry(id);
-    e.model = Objects.requireNonNull(model, "model of " + id);
-    e.requestedId = id;
-    e.sizeBytes = model.sizeBytes();
+    synchronized (e) { // not yet shared; the lock states whose fields these are
+      e.model = Objects.requireNonNull(model, "model of " + id);
+      e.requestedId = id;
+      e.sizeBytes = model.sizeBytes();
+    }
     link(e);
     e.phase = READY;
     e.openLeases();
@@ -299,6 +304,7 @@ public class BaseModelManager implements ModelManager {
   }
 
   /** Applies every recorded read to the LRU order; returns the ticker time it stamped them with. */
+  @GuardedBy("evictionLock")
   private long drainReadsLocked() {
     long now = ticker.read();
     reads.drainAll(order, now);
@@ -364,24 +370,40 @@ public class BaseModelManager implements ModelManager {
   }
 
   /**
+   * Tells every policy of {@code event} of {@code id}; one that throws is logged and the others
+   * still hear it.
+   */
+  private void tellPolicies(String event, String id, Consumer<ResidencyPolicy> tell) {
+    for (ResidencyPolicy p : policies) {
+      try {
+        tell.accept(p);
+      } catch (RuntimeException ex) {
+        LOG.log(WARNING, "policy failed on " + event + " '" + id + "'", ex);
+      }
+    }
+  }
+
+  /**
+   * Tells every listener of {@code event} of {@code id}; one that throws is logged and the others
+   * still hear it.
+   */
+  private void tellListeners(String event, String id, Consumer<LifecycleListener> tell) {
+    for (LifecycleListener l : listeners) {
+      try {
+        tell.accept(l);
+      } catch (RuntimeException ex) {
+        LOG.log(WARNING, "listener failed on " + event + " '" + id + "'", ex);
+      }
+    }
+  }
+
+  /**
    * Tells policies and listeners that {@code e} may be evictable now: its last lease closed, or it
    * entered READY (a budget may have found it BUSY while it was loading, draining or unloading).
    */
   private void announceIdle(LifecycleEntry e) {
-    for (ResidencyPolicy p : policies) {
-      try {
-        p.idle(e.id);
-      } catch (RuntimeException ex) {
-        LOG.log(WARNING, "policy failed on idle of '" + e.id + "'", ex);
-      }
-    }
-    for (LifecycleListener l : listeners) {
-      try {
-        l.idle(e.id);
-      } catch (RuntimeException ex) {
-        LOG.log(WARNING, "listener failed on idle of '" + e.id + "'", ex);
-      }
-    }
+    tellPolicies("idle of", e.id, p -> p.idle(e.id));
+    tellListeners("idle of", e.id, l -> l.idle(e.id));
   }
 
   /**
@@ -482,35 +504,14 @@ public class BaseModelManager implements ModelManager {
       // it in the LRU order (while LOADING, evict answers BUSY and READY announces idle), else a
       // load asking for room in between sees a full budget with no victim and is refused.
       link(e);
-      for (ResidencyPolicy p : policies) {
-        try {
-          p.loaded(e.id, size);
-        } catch (RuntimeException ex) {
-          LOG.log(WARNING, "policy failed on loaded '" + e.id + "'", ex);
-        }
-      }
-      for (LifecycleListener l : listeners) {
-        try {
-          l.loaded(e.id, model, size, took);
-        } catch (RuntimeException ex) {
-          LOG.log(WARNING, "listener failed on loaded '" + e.id + "'", ex);
-        }
-      }
+      Model loaded = model;
+      long bytes = size;
+      tellPolicies("loaded", e.id, p -> p.loaded(e.id, bytes));
+      tellListeners("loaded", e.id, l -> l.loaded(e.id, loaded, bytes, took));
     } else if (announced) {
-      for (ResidencyPolicy p : policies) {
-        try {
-          p.loadFailed(e.id);
-        } catch (RuntimeException ex) {
-          LOG.log(WARNING, "policy failed on loadFailed '" + e.id + "'", ex);
-        }
-      }
-      for (LifecycleListener l : listeners) {
-        try {
-          l.loadFailed(e.id, failure);
-        } catch (RuntimeException ex) {
-          LOG.log(WARNING, "listener failed on loadFailed '" + e.id + "'", ex);
-        }
-      }
+      RuntimeException cause = failure;
+      tellPolicies("loadFailed", e.id, p -> p.loadFailed(e.id));
+      tellListeners("loadFailed", e.id, l -> l.loadFailed(e.id, cause));
     }
     CompletableFuture<Void> done;
     int stripe = LifecycleEntry.NO_LEASE;
@@ -697,24 +698,12 @@ public class BaseModelManager implements ModelManager {
       failure = t;
     }
     if (failure == null) {
-      for (ResidencyPolicy p : policies) {
-        try {
-          p.removed(e.id, cause);
-        } catch (RuntimeException ex) {
-          LOG.log(WARNING, "policy failed on removed '" + e.id + "'", ex);
-        }
-      }
+      tellPolicies("removed", e.id, p -> p.removed(e.id, cause));
       // Unlink only after every policy freed its slot (the mirror of load): until then the model
       // stays listed, and evict answers BUSY for it (UNLOADING); removed has moved the budget's
       // version, so a load that saw the slot taken does not take it for unevictable.
       unlink(e);
-      for (LifecycleListener l : listeners) {
-        try {
-          l.removed(e.id, model, cause);
-        } catch (RuntimeException ex) {
-          LOG.log(WARNING, "listener failed on removed '" + e.id + "'", ex);
-        }
-      }
+      tellListeners("removed", e.id, l -> l.removed(e.id, model, cause));
     }
     CompletableFuture<Void> done;
     synchronized (e) {

@@ -1,5 +1,6 @@
 package dev.modelkeeper.core;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -73,16 +74,24 @@ final class LifecycleEntry {
   volatile int refs;
 
   /** Completes when the current LOADING, DRAINING or UNLOADING phase ends. */
+  @GuardedBy("this")
   CompletableFuture<Void> transition;
 
   /** Which operation owns the lifecycle now, for diagnostics. */
+  @GuardedBy("this")
   String holder;
 
   /** Completed by the closer of the last lease while a removal drains. */
+  @GuardedBy("this")
   CompletableFuture<Void> drained;
 
+  @GuardedBy("this")
   String requestedId;
-  long sizeBytes = -1;
+
+  /** Written under {@code this}; read without it for the manager's totals. */
+  volatile long sizeBytes = -1;
+
+  @GuardedBy("this")
   long loadNanos;
 
   LifecycleEntry(String id) {
@@ -193,6 +202,7 @@ final class LifecycleEntry {
   }
 
   /** Starts a transition; the caller holds {@code this}. */
+  @GuardedBy("this")
   void begin(ModelState next, String operation) {
     phase = next;
     holder = operation;
@@ -203,6 +213,7 @@ final class LifecycleEntry {
    * Ends the current transition; the caller holds {@code this} and completes the result after
    * unlocking.
    */
+  @GuardedBy("this")
   CompletableFuture<Void> end(ModelState next) {
     CompletableFuture<Void> done = transition;
     transition = null;

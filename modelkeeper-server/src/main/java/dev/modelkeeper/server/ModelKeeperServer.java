@@ -50,6 +50,7 @@ import dev.modelkeeper.server.oip.OipRoutes;
 import dev.modelkeeper.server.repository.RepositoryRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
+import io.javalin.config.JavalinConfig;
 import io.javalin.http.HttpResponseException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -120,7 +121,6 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Map<String, ModelTarget> startupModels;
   private final Javalin app;
-  private final InferenceService inference;
   private final GrpcEndpoint.Service grpcService;
   private final BearerAuth auth;
   private volatile GrpcEndpoint grpc;
@@ -134,9 +134,6 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private ModelKeeperServer(ServerConfig config) {
     this.config = config;
-    Json json = new Json();
-    ErrorMapper errors = new ErrorMapper(json);
-    this.resolver = new ModelResolver(config.repository(), Ticker.system());
     // ONNX Runtime's process-wide state is the JVM's part of the cap, not the first model's
     OnnxRuntimeState.ensureStarted();
     this.memory = MemoryGuard.split(MemoryCap.choose(config.maxMemory()));
@@ -144,36 +141,8 @@ public final class ModelKeeperServer implements AutoCloseable {
         config.memoryCostsFile() != null
             ? MemoryCosts.persistedIn(config.memoryCostsFile())
             : MemoryCosts.inMemory();
-    AtomicReference<WithFixedSizeCache> budget = new AtomicReference<>();
-    ModelRegistry registry =
-        config.customRegistry()
-            ? config.registry()
-            : new RepositoryModelRegistry(
-                config.repository(),
-                OnnxModelOptions.defaults()
-                    .withMemoryCosts(memoryCosts)
-                    .withWorkingMemory((id, bytes) -> budget.get().reserveWorking(id, bytes)));
-    BaseModelManager base =
-        new BaseModelManager(
-            resolver.registry(refusingLoadsWhenStopping(registry)),
-            ManagerOptions.builder()
-                .lifecycleTimeout(config.lifecycleTimeout())
-                .drainTimeout(config.drainTimeout())
-                .failureBackoff(
-                    config.loadFailureBackoff(), config.loadFailureBackoff().multipliedBy(60))
-                .build());
-    this.manager =
-        new WithFixedSizeCache(
-            base,
-            CacheOptions.builder(config.maxModels())
-                .maxBytes(
-                    config.maxBytes() > 0
-                        ? Math.min(config.maxBytes(), memory.modelBytes())
-                        : memory.modelBytes())
-                .capacityTimeout(config.capacityTimeout())
-                .expireAfterIdle(config.idleTimeout())
-                .build());
-    budget.set(manager);
+    this.resolver = new ModelResolver(config.repository(), Ticker.system());
+    this.manager = manager(config, resolver, memory, memoryCosts);
     ModelEvents events = new ModelEvents(config.repository());
     manager.addListener(events);
     this.metrics = new ServerMetrics(manager);
@@ -183,29 +152,14 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.inflight =
         new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
     metrics.watch(inflight);
-    this.intake =
-        new BodyIntake(
-            config.maxRequestBytes(),
-            config.bodyReadTimeout(),
-            inflight,
-            timer,
-            errors,
-            metrics,
-            new RateLimitedLog(LOG, BROKEN_BODY_LOG_INTERVAL));
-    this.grpcArrivals = new GrpcArrivals(inflight, config.bodyReadTimeout(), metrics);
-    OriginGuard origins = new OriginGuard(config.allowedOrigins(), errors);
     this.startupModels = startupModels(config);
     for (String pin : config.pin()) {
       manager.pin(startupModels.get(pin).key());
     }
     this.workers = new Workers(config.workerThreads(), config.requestTimeout());
-    this.runner = new RequestRunner(workers, errors);
-    InferRequestDecoder decoder = new InferRequestDecoder(json);
-    RequestIds requestIds = new RequestIds();
-    BearerAuth auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
     ExecutionSettings defaults = executionDefaults(config);
     this.executors = ModelExecutors.create(manager, defaults, metrics);
-    this.inference =
+    InferenceService inference =
         new InferenceService(manager, resolver, events, metrics)
             .withExecution(executors.execution(), config.requestTimeout());
     ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
@@ -222,11 +176,22 @@ public final class ModelKeeperServer implements AutoCloseable {
             inflight,
             modelMemory,
             memory);
-    OipRoutes oip = new OipRoutes(engine, decoder, json, runner);
-    RepositoryRoutes repository = new RepositoryRoutes(engine, json, runner);
-    ManagementRoutes management = new ManagementRoutes(engine, json, runner);
+    RequestIds requestIds = new RequestIds(); // one sequence for both transports
+    this.auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
+    this.grpcArrivals = new GrpcArrivals(inflight, config.bodyReadTimeout(), metrics);
     this.grpcService = new GrpcEndpoint.Service(engine, requestIds);
-    this.auth = auth;
+    Json json = new Json();
+    ErrorMapper errors = new ErrorMapper(json);
+    this.runner = new RequestRunner(workers, errors);
+    this.intake =
+        new BodyIntake(
+            config.maxRequestBytes(),
+            config.bodyReadTimeout(),
+            inflight,
+            timer,
+            errors,
+            metrics,
+            new RateLimitedLog(LOG, BROKEN_BODY_LOG_INTERVAL));
     this.app =
         Javalin.create(
             c -> {
@@ -235,65 +200,120 @@ public final class ModelKeeperServer implements AutoCloseable {
               c.startup.startupWatcherEnabled = false;
               c.http.maxRequestSize = config.maxRequestBytes();
               c.http.compressionStrategy = CompressionStrategy.NONE;
-              c.jetty.modifyServer(
-                  server -> {
-                    server.setStopTimeout(config.shutdownTimeout().toMillis());
-                    // request order: graceful shutdown, origin check, body intake, routes
-                    server.insertHandler(intake);
-                    server.insertHandler(origins);
-                    server.insertHandler(graceful);
-                    server.setErrorHandler(new JsonErrorHandler(json));
-                  });
-              c.jetty.modifyServletContextHandler(
-                  context -> context.setErrorHandler(new JsonErrorHandler(json)));
-              c.jetty.addConnector(
-                  (server, http) -> {
-                    HttpConnectionFactory factory = new HttpConnectionFactory(http);
-                    factory.setInputBufferSize(INPUT_BUFFER_BYTES);
-                    ServerConnector connector = new ServerConnector(server, factory);
-                    connector.setHost(config.host());
-                    connector.setPort(config.port());
-                    // on shutdown, idle keep-alive connections close after this; requests in
-                    // flight are waited for up to the stop timeout regardless
-                    connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
-                    connector.addBean(
-                        new NetworkConnectionLimit(config.maxConnections(), connector));
-                    connector.addBean(new HeaderDeadline(config.bodyReadTimeout(), timer, metrics));
-                    this.connector.set(connector);
-                    return connector;
-                  });
-              c.requestLogger.http(
-                  (ctx, millis) ->
-                      metrics.request(
-                          ctx.method().name(),
-                          Routes.of(ctx),
-                          ctx.statusCode(),
-                          (long) (millis * 1_000_000L)));
-              c.routes.before(ctx -> Routes.assignRequestId(ctx, requestIds));
-              c.routes.exception(
-                  HttpResponseException.class,
-                  (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
-              c.routes.exception(
-                  Exception.class,
-                  (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
-              Routes routes = new Routes(c.routes);
-              if (auth != null) {
-                routes.filter("/model/*", Routes.requiring(auth));
-                routes.filter("/v2/repository/*", Routes.requiring(auth));
-              }
-              oip.register(routes);
-              repository.register(routes);
-              management.register(routes);
-              routes.get(
-                  "/metrics",
-                  ctx ->
-                      new HttpResult(
-                              200,
-                              "text/plain; version=0.0.4; charset=utf-8",
-                              metrics.scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8),
-                              Map.of())
-                          .writeTo(ctx));
+              jetty(c, json, errors);
+              routes(c, engine, json, errors, requestIds);
             });
+  }
+
+  /**
+   * The budgeted manager: a {@link BaseModelManager} over the repository (or the configured
+   * registry) with aliases resolved, under a {@link WithFixedSizeCache} budget of the cap's share
+   * for models (or {@code --max-bytes} when smaller); runs reserve their working memory in it.
+   */
+  private WithFixedSizeCache manager(
+      ServerConfig config, ModelResolver resolver, MemoryGuard memory, MemoryCosts costs) {
+    AtomicReference<WithFixedSizeCache> budget = new AtomicReference<>();
+    ModelRegistry registry =
+        config.customRegistry()
+            ? config.registry()
+            : new RepositoryModelRegistry(
+                config.repository(),
+                OnnxModelOptions.defaults()
+                    .withMemoryCosts(costs)
+                    .withWorkingMemory((id, bytes) -> budget.get().reserveWorking(id, bytes)));
+    BaseModelManager base =
+        new BaseModelManager(
+            resolver.registry(refusingLoadsWhenStopping(registry)),
+            ManagerOptions.builder()
+                .lifecycleTimeout(config.lifecycleTimeout())
+                .drainTimeout(config.drainTimeout())
+                .failureBackoff(
+                    config.loadFailureBackoff(), config.loadFailureBackoff().multipliedBy(60))
+                .build());
+    WithFixedSizeCache manager =
+        new WithFixedSizeCache(
+            base,
+            CacheOptions.builder(config.maxModels())
+                .maxBytes(
+                    config.maxBytes() > 0
+                        ? Math.min(config.maxBytes(), memory.modelBytes())
+                        : memory.modelBytes())
+                .capacityTimeout(config.capacityTimeout())
+                .expireAfterIdle(config.idleTimeout())
+                .build());
+    budget.set(manager);
+    return manager;
+  }
+
+  /**
+   * Jetty under Javalin: request order graceful shutdown, origin check, body intake, routes; one
+   * connector with the connection limit and the header deadline; JSON error pages.
+   */
+  private void jetty(JavalinConfig c, Json json, ErrorMapper errors) {
+    OriginGuard origins = new OriginGuard(config.allowedOrigins(), errors);
+    c.jetty.modifyServer(
+        server -> {
+          server.setStopTimeout(config.shutdownTimeout().toMillis());
+          server.insertHandler(intake);
+          server.insertHandler(origins);
+          server.insertHandler(graceful);
+          server.setErrorHandler(new JsonErrorHandler(json));
+        });
+    c.jetty.modifyServletContextHandler(
+        context -> context.setErrorHandler(new JsonErrorHandler(json)));
+    c.jetty.addConnector(
+        (server, http) -> {
+          HttpConnectionFactory factory = new HttpConnectionFactory(http);
+          factory.setInputBufferSize(INPUT_BUFFER_BYTES);
+          ServerConnector connector = new ServerConnector(server, factory);
+          connector.setHost(config.host());
+          connector.setPort(config.port());
+          // on shutdown, idle keep-alive connections close after this; requests in flight are
+          // waited for up to the stop timeout regardless
+          connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
+          connector.addBean(new NetworkConnectionLimit(config.maxConnections(), connector));
+          connector.addBean(new HeaderDeadline(config.bodyReadTimeout(), timer, metrics));
+          this.connector.set(connector);
+          return connector;
+        });
+  }
+
+  /**
+   * The REST transports' routes, the bearer token on the repository and management API, request
+   * IDs, request metrics, failures answered by {@code errors}, and {@code /metrics}.
+   */
+  private void routes(
+      JavalinConfig c, Engine engine, Json json, ErrorMapper errors, RequestIds requestIds) {
+    c.requestLogger.http(
+        (ctx, millis) ->
+            metrics.request(
+                ctx.method().name(),
+                Routes.of(ctx),
+                ctx.statusCode(),
+                (long) (millis * 1_000_000L)));
+    c.routes.before(ctx -> Routes.assignRequestId(ctx, requestIds));
+    c.routes.exception(
+        HttpResponseException.class,
+        (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
+    c.routes.exception(
+        Exception.class, (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
+    Routes routes = new Routes(c.routes);
+    if (auth != null) {
+      routes.filter("/model/*", Routes.requiring(auth));
+      routes.filter("/v2/repository/*", Routes.requiring(auth));
+    }
+    new OipRoutes(engine, new InferRequestDecoder(json), json, runner).register(routes);
+    new RepositoryRoutes(engine, json, runner).register(routes);
+    new ManagementRoutes(engine, json, runner).register(routes);
+    routes.get(
+        "/metrics",
+        ctx ->
+            new HttpResult(
+                    200,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    metrics.scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    Map.of())
+                .writeTo(ctx));
   }
 
   /**

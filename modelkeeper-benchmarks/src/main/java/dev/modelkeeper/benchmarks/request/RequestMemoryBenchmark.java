@@ -1,4 +1,4 @@
-package dev.modelkeeper.server;
+package dev.modelkeeper.benchmarks.request;
 
 import com.sun.management.ThreadMXBean;
 import dev.modelkeeper.server.engine.InferRequest;
@@ -32,7 +32,7 @@ import java.util.SplittableRandom;
  *
  * <pre>
  * java -Xmx3g -cp modelkeeper-benchmarks/target/benchmarks.jar \
- *     dev.modelkeeper.server.RequestMemoryBenchmark docs/bench/request-memory.md
+ *     dev.modelkeeper.benchmarks.request.RequestMemoryBenchmark docs/bench/request-memory.md
  * </pre>
  *
  * Not thread-safe; one run at a time.
@@ -249,7 +249,8 @@ public final class RequestMemoryBenchmark {
             Runtime.getRuntime().maxMemory() >> 20));
     md.append("- Command: `./mvnw -B -q -pl modelkeeper-benchmarks -am package -DskipTests && java")
         .append(" -Xmx3g -cp modelkeeper-benchmarks/target/benchmarks.jar")
-        .append(" dev.modelkeeper.server.RequestMemoryBenchmark docs/bench/request-memory.md`.\n");
+        .append(
+            " dev.modelkeeper.benchmarks.request.RequestMemoryBenchmark docs/bench/request-memory.md`.\n");
     md.append("- Load average (1, 5, 15 min) before: ")
         .append(loadBefore)
         .append("; after: ")

@@ -1,4 +1,4 @@
-package dev.modelkeeper.server;
+package dev.modelkeeper.benchmarks.request;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelkeeper.onnx.Datatype;
