@@ -81,19 +81,12 @@ public final class BatchingBench {
   }
 
   public static void main(String[] args) throws Exception {
-    Path docs = Path.of("docs");
-    int seconds = 6;
-    int rounds = 2;
-    String command = "scripts/bench-batching.sh";
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--docs" -> docs = Path.of(args[++i]);
-        case "--seconds" -> seconds = Integer.parseInt(args[++i]);
-        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-        case "--command" -> command = args[++i];
-        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
-      }
-    }
+    RunOptions options =
+        RunOptions.parse(BatchingBench.class.getName(), args, 2, 6, "scripts/bench-batching.sh");
+    Path docs = options.docs;
+    int seconds = (int) Math.max(1, Math.round(options.seconds));
+    int rounds = options.rounds;
+    String command = options.command;
     Instant started = Instant.now();
     CpuSample cpuBefore = CpuSample.now();
     Path work = Files.createTempDirectory("modelkeeper-batching-bench");

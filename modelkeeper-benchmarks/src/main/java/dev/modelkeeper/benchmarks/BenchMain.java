@@ -13,6 +13,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.BiFunction;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * The benchmark command: {@code java -jar benchmarks.jar
@@ -34,24 +38,11 @@ public final class BenchMain {
 
   public static void main(String[] args) throws Exception {
     System.setProperty("java.awt.headless", "true");
-    String what = "all";
-    Path docs = Path.of("docs");
-    String command = "java -jar modelkeeper-benchmarks/target/benchmarks.jar all";
-    Instant since = Instant.now();
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--docs" -> docs = Path.of(value(args, ++i, "--docs"));
-        case "--command" -> command = value(args, ++i, "--command");
-        case "--since" ->
-            since = Instant.ofEpochSecond(Long.parseLong(value(args, ++i, "--since")));
-        case "all", "quick", "hotpath", "stampede", "parallel", "churn", "diagnose" ->
-            what = args[i];
-        default -> {
-          System.err.println("unknown argument '" + args[i] + "'; usage: " + usage());
-          System.exit(2);
-        }
-      }
-    }
+    Args a = Args.parse(args);
+    String what = a.what;
+    Path docs = a.docs;
+    String command = a.command;
+    Instant since = a.since != null ? Instant.ofEpochSecond(a.since) : Instant.now();
     Settings settings = what.equals("quick") ? Settings.QUICK : Settings.FULL;
     Path target = jarDirectory();
     Path out =
@@ -203,15 +194,67 @@ public final class BenchMain {
     return List.of(Design::modelKeeper, Design::caffeine, Design::oneLock);
   }
 
-  private static String value(String[] args, int i, String name) {
-    if (i >= args.length) {
-      throw new IllegalArgumentException(name + " needs a value; usage: " + usage());
-    }
-    return args[i];
-  }
+  /** The command line, parsed with picocli. */
+  @Command(name = "java -jar benchmarks.jar", sortOptions = false)
+  static final class Args {
+    @Parameters(
+        index = "0",
+        arity = "0..1",
+        paramLabel = "PART",
+        description =
+            "all (the published settings; rewrites DIR/BENCHMARKS.md and its charts), quick"
+                + " (everything briefly, into target/bench-quick), or one part: hotpath,"
+                + " stampede, parallel, churn, diagnose (default: ${DEFAULT-VALUE}).")
+    String what = "all";
 
-  private static String usage() {
-    return "java -jar benchmarks.jar [all|quick|hotpath|stampede|parallel|churn|diagnose] [--docs DIR] [--command TEXT] [--since EPOCH_SECONDS]";
+    @Option(
+        names = "--docs",
+        paramLabel = "DIR",
+        description = "Where 'all' writes (default: ${DEFAULT-VALUE}).")
+    Path docs = Path.of("docs");
+
+    @Option(
+        names = "--command",
+        paramLabel = "TEXT",
+        description = "The command the report says produced it.")
+    String command = "java -jar modelkeeper-benchmarks/target/benchmarks.jar all";
+
+    @Option(
+        names = "--since",
+        paramLabel = "EPOCH_SECONDS",
+        description = "When the command started (its build included); default: now.")
+    Long since;
+
+    @Option(
+        names = {"-h", "--help"},
+        usageHelp = true,
+        description = "Show this help and exit.")
+    boolean help;
+
+    private static final List<String> PARTS =
+        List.of("all", "quick", "hotpath", "stampede", "parallel", "churn", "diagnose");
+
+    /** Parses {@code args}; prints the usage and exits when asked to or when they are wrong. */
+    static Args parse(String[] args) {
+      Args a = new Args();
+      CommandLine cli = new CommandLine(a);
+      try {
+        cli.parseArgs(args);
+        if (!PARTS.contains(a.what)) {
+          throw new CommandLine.ParameterException(
+              cli, "unknown part '" + a.what + "'; one of " + String.join(", ", PARTS));
+        }
+      } catch (CommandLine.ParameterException e) {
+        System.err.println(e.getMessage());
+        cli.usage(System.err);
+        System.exit(2);
+      }
+      if (cli.isUsageHelpRequested()) {
+        cli.usage(System.out);
+        System.exit(0);
+      }
+      return a;
+    }
   }
 
   private static String minutes(Duration d) {

@@ -308,19 +308,12 @@ public final class ProtocolBench {
   }
 
   public static void main(String[] args) throws Exception {
-    Path docs = Path.of("docs");
-    int rounds = 3;
-    double seconds = 2.0;
-    String command = "scripts/bench-protocols.sh";
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--docs" -> docs = Path.of(args[++i]);
-        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-        case "--seconds" -> seconds = Double.parseDouble(args[++i]);
-        case "--command" -> command = args[++i];
-        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
-      }
-    }
+    RunOptions options =
+        RunOptions.parse(ProtocolBench.class.getName(), args, 3, 2.0, "scripts/bench-protocols.sh");
+    Path docs = options.docs;
+    int rounds = options.rounds;
+    double seconds = options.seconds;
+    String command = options.command;
     Path repo = Files.createTempDirectory("mk-protocol-bench");
     DemoRepository.materialize(repo);
     ServerConfig config =
