@@ -238,21 +238,15 @@ public final class BenchMain {
     static Args parse(String[] args) {
       Args a = new Args();
       CommandLine cli = new CommandLine(a);
-      try {
-        cli.parseArgs(args);
-        if (!PARTS.contains(a.what)) {
-          throw new CommandLine.ParameterException(
-              cli, "unknown part '" + a.what + "'; one of " + String.join(", ", PARTS));
-        }
-      } catch (CommandLine.ParameterException e) {
-        System.err.println(e.getMessage());
-        cli.usage(System.err);
-        System.exit(2);
-      }
-      if (cli.isUsageHelpRequested()) {
-        cli.usage(System.out);
-        System.exit(0);
-      }
+      RunOptions.parseOrExit(
+          cli,
+          args,
+          () -> {
+            if (!PARTS.contains(a.what)) {
+              throw new CommandLine.ParameterException(
+                  cli, "unknown part '" + a.what + "'; one of " + String.join(", ", PARTS));
+            }
+          });
       return a;
     }
   }

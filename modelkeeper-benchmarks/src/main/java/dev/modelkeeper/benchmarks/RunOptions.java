@@ -55,23 +55,37 @@ final class RunOptions {
     o.seconds = seconds;
     o.command = command;
     CommandLine cli = new CommandLine(o).setCommandName(name);
+    parseOrExit(
+        cli,
+        args,
+        () -> {
+          if (o.rounds < 1) {
+            throw new CommandLine.ParameterException(cli, "--rounds must be at least 1");
+          }
+          if (!(o.seconds > 0)) {
+            throw new CommandLine.ParameterException(cli, "--seconds must be more than 0");
+          }
+        });
+    return o;
+  }
+
+  /**
+   * Parses {@code args} into {@code cli}'s command, then runs {@code check}. Prints the usage and
+   * exits with 0 when asked for it; prints why and the usage and exits with 2 when {@code args} are
+   * wrong or {@code check} throws a {@link CommandLine.ParameterException}.
+   */
+  static void parseOrExit(CommandLine cli, String[] args, Runnable check) {
     try {
       cli.parseArgs(args);
-      if (o.rounds < 1) {
-        throw new CommandLine.ParameterException(cli, "--rounds must be at least 1");
+      if (cli.isUsageHelpRequested()) {
+        cli.usage(System.out);
+        System.exit(0);
       }
-      if (!(o.seconds > 0)) {
-        throw new CommandLine.ParameterException(cli, "--seconds must be more than 0");
-      }
+      check.run();
     } catch (CommandLine.ParameterException e) {
       System.err.println(e.getMessage());
       cli.usage(System.err);
       System.exit(2);
     }
-    if (cli.isUsageHelpRequested()) {
-      cli.usage(System.out);
-      System.exit(0);
-    }
-    return o;
   }
 }
