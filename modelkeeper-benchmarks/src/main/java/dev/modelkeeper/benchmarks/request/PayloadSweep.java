@@ -4,11 +4,7 @@ import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.ServerConfig;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -34,6 +30,8 @@ import picocli.CommandLine.Option;
 public final class PayloadSweep implements Callable<Integer> {
 
   /** Input sizes in bytes: 1 KiB, 64 KiB, 1 MiB, 8 MiB of FP32 (16 bytes per iris row). */
+  private static final String PATH = "/v2/models/iris/infer";
+
   static final List<Integer> SIZES = List.of(1 << 10, 64 << 10, 1 << 20, 8 << 20);
 
   @Option(
@@ -86,7 +84,7 @@ public final class PayloadSweep implements Callable<Integer> {
             .build();
     List<String> rows = new ArrayList<>();
     try (ModelKeeperServer server = ModelKeeperServer.start(config);
-        Http http = new Http(server.port())) {
+        LoopbackHttp http = new LoopbackHttp(server.port())) {
       if (!server.awaitReady(Duration.ofMinutes(2))) {
         throw new IllegalStateException("the server did not become ready");
       }
@@ -149,7 +147,7 @@ public final class PayloadSweep implements Callable<Integer> {
   }
 
   /** Milliseconds per request of {@code request}, sent back to back for {@link #seconds}. */
-  private double time(Http http, byte[] request) throws IOException {
+  private double time(LoopbackHttp http, byte[] request) throws IOException {
     http.send(request); // one untimed: the connection's buffers and the JIT see this size first
     long end = System.nanoTime() + (long) (seconds * 1e9);
     long start = System.nanoTime();
@@ -186,7 +184,8 @@ public final class PayloadSweep implements Callable<Integer> {
       }
     }
     b.append("]}]}");
-    return Http.request("application/json", "", b.toString().getBytes(StandardCharsets.UTF_8));
+    return LoopbackHttp.post(
+        PATH, "application/json", "", b.toString().getBytes(StandardCharsets.UTF_8));
   }
 
   private static byte[] binary(int rowsCount) {
@@ -206,74 +205,10 @@ public final class PayloadSweep implements Callable<Integer> {
     byte[] body = new byte[header.length + data.capacity()];
     System.arraycopy(header, 0, body, 0, header.length);
     System.arraycopy(data.array(), 0, body, header.length, data.capacity());
-    return Http.request(
+    return LoopbackHttp.post(
+        PATH,
         "application/octet-stream",
         "Inference-Header-Content-Length: " + header.length + "\r\n",
         body);
-  }
-
-  /** One keep-alive HTTP/1.1 connection that sends whole prepared requests and reads answers. */
-  private static final class Http implements AutoCloseable {
-    private final Socket socket;
-    private final OutputStream out;
-    private final InputStream in;
-
-    Http(int port) throws IOException {
-      socket = new Socket("127.0.0.1", port);
-      socket.setSoTimeout(60_000);
-      out = socket.getOutputStream();
-      in = socket.getInputStream();
-    }
-
-    static byte[] request(String type, String extra, byte[] body) {
-      byte[] head =
-          ("POST /v2/models/iris/infer HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
-                  + type
-                  + "\r\n"
-                  + extra
-                  + "Content-Length: "
-                  + body.length
-                  + "\r\n\r\n")
-              .getBytes(StandardCharsets.US_ASCII);
-      byte[] all = new byte[head.length + body.length];
-      System.arraycopy(head, 0, all, 0, head.length);
-      System.arraycopy(body, 0, all, head.length, body.length);
-      return all;
-    }
-
-    /** Sends {@code request} and reads its whole answer; fails unless it is a 200. */
-    void send(byte[] request) throws IOException {
-      out.write(request);
-      out.flush();
-      ByteArrayOutputStream head = new ByteArrayOutputStream();
-      int matched = 0;
-      while (matched < 4) {
-        int c = in.read();
-        if (c < 0) {
-          throw new IOException("the server closed the connection");
-        }
-        head.write(c);
-        matched = c == "\r\n\r\n".charAt(matched) ? matched + 1 : (c == '\r' ? 1 : 0);
-      }
-      String headers = head.toString(StandardCharsets.US_ASCII);
-      if (!headers.startsWith("HTTP/1.1 200")) {
-        throw new IOException("not a 200: " + headers.lines().findFirst().orElse(""));
-      }
-      int length = -1;
-      for (String line : headers.split("\r\n")) {
-        if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-          length = Integer.parseInt(line.substring(15).trim());
-        }
-      }
-      if (length < 0) {
-        throw new IOException("no Content-Length: " + headers);
-      }
-      in.readNBytes(length);
-    }
-
-    @Override
-    public void close() throws IOException {
-      socket.close();
-    }
   }
 }

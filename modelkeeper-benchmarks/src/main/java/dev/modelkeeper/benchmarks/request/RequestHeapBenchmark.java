@@ -10,12 +10,8 @@ import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
-import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -120,9 +116,9 @@ public final class RequestHeapBenchmark implements Callable<Integer> {
               .usePlaintext()
               .maxInboundMessageSize(64 << 20)
               .build();
-      try (Rest rest = new Rest(server.port())) {
-        byte[] binary = rest.binaryRequest(images);
-        byte[] json = rest.jsonRequest(images);
+      try (LoopbackHttp rest = new LoopbackHttp(server.port())) {
+        byte[] binary = binaryRequest(images);
+        byte[] json = jsonRequest(images);
         ModelInferRequest grpc = grpcRequest(images);
         List<Form> forms =
             List.of(
@@ -246,102 +242,40 @@ public final class RequestHeapBenchmark implements Callable<Integer> {
         .build();
   }
 
-  /** One keep-alive HTTP/1.1 connection that sends whole prepared requests and reads answers. */
-  private static final class Rest implements AutoCloseable {
-    private final Socket socket;
-    private final OutputStream out;
-    private final InputStream in;
+  private static final String PATH = "/v2/models/convnet/infer";
 
-    Rest(int port) throws IOException {
-      socket = new Socket("127.0.0.1", port);
-      socket.setSoTimeout(30_000);
-      out = socket.getOutputStream();
-      in = socket.getInputStream();
-    }
+  private static byte[] binaryRequest(float[] images) {
+    byte[] data = littleEndian(images);
+    byte[] header =
+        ("{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":["
+                + IMAGES
+                + ",3,64,64],\"parameters\":{\"binary_data_size\":"
+                + data.length
+                + "}}]}")
+            .getBytes(StandardCharsets.UTF_8);
+    byte[] body = new byte[header.length + data.length];
+    System.arraycopy(header, 0, body, 0, header.length);
+    System.arraycopy(data, 0, body, header.length, data.length);
+    return LoopbackHttp.post(
+        PATH,
+        "application/octet-stream",
+        "Inference-Header-Content-Length: " + header.length + "\r\n",
+        body);
+  }
 
-    byte[] binaryRequest(float[] images) {
-      byte[] data = littleEndian(images);
-      byte[] header =
-          ("{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":["
-                  + IMAGES
-                  + ",3,64,64],\"parameters\":{\"binary_data_size\":"
-                  + data.length
-                  + "}}]}")
-              .getBytes(StandardCharsets.UTF_8);
-      byte[] body = new byte[header.length + data.length];
-      System.arraycopy(header, 0, body, 0, header.length);
-      System.arraycopy(data, 0, body, header.length, data.length);
-      return request(
-          "application/octet-stream",
-          "Inference-Header-Content-Length: " + header.length + "\r\n",
-          body);
-    }
-
-    byte[] jsonRequest(float[] images) {
-      StringBuilder b = new StringBuilder(images.length * 10);
-      b.append("{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":[")
-          .append(IMAGES)
-          .append(",3,64,64],\"data\":[");
-      for (int i = 0; i < images.length; i++) {
-        if (i > 0) {
-          b.append(',');
-        }
-        b.append(images[i]);
+  private static byte[] jsonRequest(float[] images) {
+    StringBuilder b = new StringBuilder(images.length * 10);
+    b.append("{\"inputs\":[{\"name\":\"image\",\"datatype\":\"FP32\",\"shape\":[")
+        .append(IMAGES)
+        .append(",3,64,64],\"data\":[");
+    for (int i = 0; i < images.length; i++) {
+      if (i > 0) {
+        b.append(',');
       }
-      b.append("]}]}");
-      return request("application/json", "", b.toString().getBytes(StandardCharsets.UTF_8));
+      b.append(images[i]);
     }
-
-    private static byte[] request(String type, String extra, byte[] body) {
-      byte[] head =
-          ("POST /v2/models/convnet/infer HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
-                  + type
-                  + "\r\n"
-                  + extra
-                  + "Content-Length: "
-                  + body.length
-                  + "\r\n\r\n")
-              .getBytes(StandardCharsets.US_ASCII);
-      byte[] all = new byte[head.length + body.length];
-      System.arraycopy(head, 0, all, 0, head.length);
-      System.arraycopy(body, 0, all, head.length, body.length);
-      return all;
-    }
-
-    /** Sends {@code request} and reads its answer; fails unless it is a 200. */
-    void send(byte[] request) throws IOException {
-      out.write(request);
-      out.flush();
-      ByteArrayOutputStream head = new ByteArrayOutputStream();
-      int matched = 0;
-      while (matched < 4) {
-        int c = in.read();
-        if (c < 0) {
-          throw new IOException("the server closed the connection");
-        }
-        head.write(c);
-        matched =
-            (c == '\r' || c == '\n') ? (c == "\r\n\r\n".charAt(matched) ? matched + 1 : 0) : 0;
-      }
-      String headers = head.toString(StandardCharsets.US_ASCII);
-      if (!headers.startsWith("HTTP/1.1 200")) {
-        throw new IOException("not a 200: " + headers.lines().findFirst().orElse(""));
-      }
-      int length = -1;
-      for (String line : headers.split("\r\n")) {
-        if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-          length = Integer.parseInt(line.substring(15).trim());
-        }
-      }
-      if (length < 0) {
-        throw new IOException("no Content-Length: " + headers);
-      }
-      in.readNBytes(length);
-    }
-
-    @Override
-    public void close() throws IOException {
-      socket.close();
-    }
+    b.append("]}]}");
+    return LoopbackHttp.post(
+        PATH, "application/json", "", b.toString().getBytes(StandardCharsets.UTF_8));
   }
 }
