@@ -43,9 +43,10 @@ class IdleFirstPoolTest {
     for (int i = 0; i < 200; i++) {
       CompletableFuture.runAsync(() -> {}, pool).get(10, TimeUnit.SECONDS);
     }
-    // a thread that finished a task may not be back waiting when the next one comes, so a second
-    // thread may start; a pool that starts a thread per task up to its limit reaches all 8
-    assertThat(pool.getLargestPoolSize()).isLessThanOrEqualTo(3);
+    // a thread that finished a task may not be back waiting when the next one comes, so another
+    // thread may start now and then (4 were seen on a loaded machine in a CI run); a pool that
+    // starts a thread per task up to its limit reaches all 8 within the first 8 tasks
+    assertThat(pool.getLargestPoolSize()).isLessThanOrEqualTo(5);
   }
 
   @Test
