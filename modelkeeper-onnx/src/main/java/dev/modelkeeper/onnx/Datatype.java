@@ -564,6 +564,19 @@ public enum Datatype {
   /** An ONNX Runtime tensor over {@code data}; the caller closes it. */
   abstract OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException;
 
+  /**
+   * An ONNX Runtime tensor of {@code t}'s elements in {@code shape}; the caller closes it. A tensor
+   * over a direct buffer in the binary layout is handed over in place when the platform is
+   * little-endian (ONNX Runtime reads the same bytes); any other is copied from its array.
+   */
+  OnnxTensor toOrt(OrtEnvironment env, Tensor t, long[] shape) throws OrtException {
+    ByteBuffer raw = t.binary();
+    if (raw != null && raw.isDirect() && ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN) {
+      return OnnxTensor.createTensor(env, raw, shape, ortType);
+    }
+    return toOrt(env, t.data(), shape);
+  }
+
   /** The flat data of an ONNX Runtime tensor of this type. */
   abstract Object fromOrt(OnnxTensor t) throws OrtException;
 

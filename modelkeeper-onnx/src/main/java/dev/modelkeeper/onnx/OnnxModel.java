@@ -317,7 +317,7 @@ public final class OnnxModel implements InferenceModel {
       for (Tensor t : inputs.values()) {
         TensorConfig r = reshapes.get(t.name());
         long[] shape = r == null ? t.shape() : reshaped(t.shape(), r.reshape());
-        ortInputs.put(t.name(), t.datatype().toOrt(env, t.data(), shape));
+        ortInputs.put(t.name(), t.datatype().toOrt(env, t, shape));
       }
       int rows = rows(inputs);
       try (WithFixedSizeCache.Reservation working =

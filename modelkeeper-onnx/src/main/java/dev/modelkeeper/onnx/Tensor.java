@@ -1,6 +1,8 @@
 package dev.modelkeeper.onnx;
 
 import java.lang.reflect.Array;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -8,10 +10,13 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A named tensor: an Open Inference Protocol {@link Datatype}, a shape and its elements as one flat
- * typed array in row-major order. Immutable by convention and therefore thread-safe: the factories
- * take ownership of the data array (they do not copy it) and {@link #data()} hands out that same
- * array, so neither the caller nor a reader may modify it.
+ * A named tensor: an Open Inference Protocol {@link Datatype}, a shape and its elements in
+ * row-major order, held either as one flat typed array or, for tensors that arrive in the binary
+ * layout (the binary tensor data extension, gRPC raw contents), as those bytes themselves ({@link
+ * #ofBinary}): a tensor over a direct buffer goes to ONNX Runtime without a copy. Immutable by
+ * convention and therefore thread-safe: the factories take ownership of the array or bytes (they do
+ * not copy them) and {@link #data()} hands out that same array, so neither the caller nor a reader
+ * may modify it.
  *
  * <p>Every factory checks that the array type matches the datatype and that the shape's element
  * count equals the data length, and throws {@link InvalidInputException} otherwise. For JSON front
@@ -24,12 +29,24 @@ public final class Tensor {
   private final String name;
   private final Datatype datatype;
   private final long[] shape;
-  private final Object data;
+  private final int count;
 
-  private Tensor(String name, Datatype datatype, long[] shape, Object data) {
+  /** The elements in binary layout (little-endian, position 0), or null for an array tensor. */
+  private final ByteBuffer binary;
+
+  /** The elements as an array; for a binary tensor, decoded on first use (a race decodes twice). */
+  private volatile Object data;
+
+  private Tensor(String name, Datatype datatype, long[] shape, int count, ByteBuffer binary) {
     this.name = name;
     this.datatype = datatype;
     this.shape = shape;
+    this.count = count;
+    this.binary = binary;
+  }
+
+  private Tensor(String name, Datatype datatype, long[] shape, Object data) {
+    this(name, datatype, shape, Array.getLength(data), null);
     this.data = data;
   }
 
@@ -84,6 +101,49 @@ public final class Tensor {
       }
     }
     return new Tensor(name, datatype, dims, data);
+  }
+
+  /**
+   * A tensor over the bytes of {@code data} from its position to its limit, in the binary layout of
+   * {@link Datatype} (elements back to back, little-endian; BOOL one byte each), without copying
+   * them: the tensor shares those bytes, so they must not change while it is in use. When {@code
+   * data} is a direct buffer, ONNX Runtime reads the elements in place; {@link #data()} decodes
+   * them into an array on first use.
+   *
+   * @throws InvalidInputException as {@link #of}, or when {@code datatype} is BYTES (its elements
+   *     have no fixed size) or the byte count is not the shape's element count times the element
+   *     size
+   */
+  public static Tensor ofBinary(String name, Datatype datatype, long[] shape, ByteBuffer data) {
+    if (name == null || name.isEmpty()) {
+      throw new InvalidInputException("tensor name is missing");
+    }
+    if (datatype == null || shape == null || data == null) {
+      throw new InvalidInputException("tensor '" + name + "' has no datatype, shape or data");
+    }
+    if (datatype.elementBytes() <= 0) {
+      throw new InvalidInputException(
+          "tensor '" + name + "' is " + datatype + ", which has no fixed-size binary form");
+    }
+    long[] dims = shape.clone();
+    long n = elementCount(name, dims);
+    if (n * datatype.elementBytes() != data.remaining()) {
+      throw new InvalidInputException(
+          "tensor '"
+              + name
+              + "' has shape "
+              + Arrays.toString(dims)
+              + " ("
+              + n
+              + " "
+              + datatype
+              + " elements, "
+              + n * datatype.elementBytes()
+              + " bytes) but "
+              + data.remaining()
+              + " bytes of data");
+    }
+    return new Tensor(name, datatype, dims, (int) n, data.slice().order(ByteOrder.LITTLE_ENDIAN));
   }
 
   public static Tensor ofFloats(String name, long[] shape, float... data) {
@@ -172,12 +232,28 @@ public final class Tensor {
 
   /** The number of elements (the product of the shape; 1 for a scalar). */
   public int elementCount() {
-    return Array.getLength(data);
+    return count;
   }
 
-  /** The flat data array itself (not a copy): an array of {@link Datatype#arrayType()}. */
+  /**
+   * The flat data array itself (not a copy): an array of {@link Datatype#arrayType()}; a tensor
+   * made by {@link #ofBinary} decodes it once, on the first call.
+   */
   public Object data() {
-    return data;
+    Object d = data;
+    if (d == null) {
+      d = datatype.decode(binary.duplicate().order(ByteOrder.LITTLE_ENDIAN), count);
+      data = d;
+    }
+    return d;
+  }
+
+  /**
+   * The elements in binary layout, read-only and little-endian, when this tensor was made from them
+   * by {@link #ofBinary} (sharing its bytes); else null.
+   */
+  public ByteBuffer binary() {
+    return binary == null ? null : binary.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
   }
 
   public float[] floats() {
@@ -205,7 +281,7 @@ public final class Tensor {
     if (datatype != Datatype.INT8 && datatype != Datatype.UINT8) {
       throw new IllegalStateException("tensor '" + name + "' is " + datatype + ", not INT8/UINT8");
     }
-    return (byte[]) data;
+    return (byte[]) data();
   }
 
   public boolean[] booleans() {
@@ -222,7 +298,7 @@ public final class Tensor {
    * String}.
    */
   public Object get(int index) {
-    return datatype.box(data, index);
+    return datatype.box(data(), index);
   }
 
   /** Every element in row-major order, boxed as by {@link #get(int)}; an unmodifiable list. */
@@ -237,7 +313,10 @@ public final class Tensor {
 
   /** The same shape and data under another name. */
   public Tensor withName(String newName) {
-    return of(newName, datatype, shape, data);
+    if (binary != null) {
+      return new Tensor(newName, datatype, shape, count, binary);
+    }
+    return of(newName, datatype, shape, data());
   }
 
   @Override
@@ -252,13 +331,13 @@ public final class Tensor {
     return name.equals(t.name)
         && datatype == t.datatype
         && Arrays.equals(shape, t.shape)
-        && Objects.deepEquals(data, t.data);
+        && Objects.deepEquals(data(), t.data());
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(
-        name, datatype, Arrays.hashCode(shape), Arrays.deepHashCode(new Object[] {data}));
+        name, datatype, Arrays.hashCode(shape), Arrays.deepHashCode(new Object[] {data()}));
   }
 
   @Override
@@ -288,7 +367,7 @@ public final class Tensor {
     if (datatype != expected) {
       throw new IllegalStateException("tensor '" + name + "' is " + datatype + ", not " + expected);
     }
-    return type.cast(data);
+    return type.cast(data());
   }
 
   static long elementCount(String name, long[] shape) {

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotLoadedException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -76,6 +78,32 @@ class OnnxModelTest {
     assertThat(out.get("bytes_out").strings()).containsExactly("hello", "", "naïve ☃");
     assertThat(out.values()).allSatisfy(t -> assertThat(t.shape()).containsExactly(3));
     assertThat(out.get("uint8_out").datatype()).isEqualTo(Datatype.UINT8);
+  }
+
+  @Test
+  void infer_binaryTensorsInADirectBuffer_answerAsTheirArrays() {
+    // every fixed-size input in its binary layout, back to back in one direct buffer at an odd
+    // offset (as they arrive in a request body), handed to ONNX Runtime in place
+    Map<String, Tensor> arrays = typesInputs();
+    ByteBuffer body = ByteBuffer.allocateDirect(1024).order(ByteOrder.LITTLE_ENDIAN);
+    body.position(3);
+    Map<String, Tensor> binary = new LinkedHashMap<>();
+    for (Tensor t : arrays.values()) {
+      if (t.datatype() == Datatype.BYTES) {
+        binary.put(t.name(), t);
+        continue;
+      }
+      byte[] raw = t.datatype().toBinary(t.data());
+      ByteBuffer slice = body.slice(body.position(), raw.length);
+      slice.put(raw).flip();
+      body.position(body.position() + raw.length);
+      Tensor b = Tensor.ofBinary(t.name(), t.datatype(), t.shape(), slice);
+      assertThat(b.binary().isDirect()).isTrue();
+      binary.put(t.name(), b);
+    }
+
+    assertThat(types.infer(binary, Set.of())).isEqualTo(types.infer(arrays, Set.of()));
+    assertThat(binary).isEqualTo(arrays); // and each decodes to the same array
   }
 
   @Test

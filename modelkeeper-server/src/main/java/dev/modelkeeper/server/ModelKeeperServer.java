@@ -14,6 +14,7 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.server.engine.BearerAuth;
+import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.Engine;
 import dev.modelkeeper.server.engine.ExecutionSettings;
 import dev.modelkeeper.server.engine.InferenceService;
@@ -105,6 +106,9 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private static final Duration BROKEN_BODY_LOG_INTERVAL = Duration.ofSeconds(10);
 
+  /** The most off-heap body memory kept idle for reuse between requests. */
+  private static final long MAX_IDLE_OFF_HEAP_BYTES = 32L << 20;
+
   /** How long before the shutdown timeout requests still running are answered 503. */
   private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
 
@@ -191,7 +195,9 @@ public final class ModelKeeperServer implements AutoCloseable {
             timer,
             errors,
             metrics,
-            new RateLimitedLog(LOG, BROKEN_BODY_LOG_INTERVAL));
+            new RateLimitedLog(LOG, BROKEN_BODY_LOG_INTERVAL),
+            new DirectBuffers(
+                Math.min(MAX_IDLE_OFF_HEAP_BYTES, config.effectiveMaxInflightBytes())));
     this.app =
         Javalin.create(
             c -> {

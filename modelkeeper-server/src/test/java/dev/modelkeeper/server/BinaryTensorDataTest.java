@@ -114,6 +114,48 @@ class BinaryTensorDataTest {
   }
 
   @Test
+  void largeBinaryInputs_heldOffHeap_answerAsTheSameRowsInJson_alsoWhenTheirMemoryIsReused()
+      throws Exception {
+    int rows = 5000; // 80,000 bytes: the body is held off-heap and read by the model in place
+    for (int round = 0; round < 3; round++) {
+      float[] values = new float[rows * 4];
+      java.util.Random random = new java.util.Random(round);
+      for (int i = 0; i < values.length; i++) {
+        values[i] = 0.1f + 7 * random.nextFloat();
+      }
+      byte[] binary = le(values.length * 4, b -> b.asFloatBuffer().put(values));
+      Answer inBinary =
+          post(
+              "iris",
+              "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":["
+                  + rows
+                  + ",4],\"parameters\":{\"binary_data_size\":"
+                  + binary.length
+                  + "}}],\"outputs\":[{\"name\":\"label\"}]}",
+              binary,
+              null);
+      StringBuilder data = new StringBuilder();
+      for (float v : values) {
+        data.append(data.length() == 0 ? "" : ",").append(v);
+      }
+      Http.Response inJson =
+          Http.to(server.port())
+              .post(
+                  "/v2/models/iris/infer",
+                  "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":["
+                      + rows
+                      + ",4],\"data\":["
+                      + data
+                      + "]}],\"outputs\":[{\"name\":\"label\"}]}");
+      assertThat(inBinary.status()).as(inBinary.json().toString()).isEqualTo(200);
+      assertThat(inJson.status()).isEqualTo(200);
+      JsonNode expected = MAPPER.readTree(inJson.body()).get("outputs").get(0).get("data");
+      assertThat(inBinary.json().get("outputs").get(0).get("data")).isEqualTo(expected);
+      assertThat(expected.toString()).contains("0").contains("1").contains("2");
+    }
+  }
+
+  @Test
   void binaryInput_withJsonOutputsRequested_answersAllJson() throws Exception {
     Answer a =
         post(

@@ -24,6 +24,9 @@ public final class RequestBytes {
 
   private volatile boolean abandoned;
 
+  // @GuardedBy("this")
+  private Runnable onReturn;
+
   public RequestBytes(InflightBytes budget) {
     this.budget = budget;
   }
@@ -82,14 +85,37 @@ public final class RequestBytes {
   /** Lets go of one holder; the last one returns every byte to the budget. */
   public void release() {
     long give;
+    Runnable then;
     synchronized (this) {
       if (refs == 0 || --refs > 0) {
         return;
       }
       give = held;
       held = 0;
+      then = onReturn;
+      onReturn = null;
     }
     budget.release(give);
+    if (then != null) {
+      then.run();
+    }
+  }
+
+  /**
+   * Runs {@code action} when the last holder lets go (at once when none is left): how memory the
+   * request's bytes live in is given back. One action per request.
+   */
+  public void whenReturned(Runnable action) {
+    synchronized (this) {
+      if (onReturn != null) {
+        throw new IllegalStateException("the request already has an action for its return");
+      }
+      if (refs > 0) {
+        onReturn = action;
+        return;
+      }
+    }
+    action.run();
   }
 
   /** Marks the request as no longer wanted: its client got an answer or went away. */

@@ -107,6 +107,9 @@ public final class TensorInputs {
               + size
               + " bytes of binary data");
     }
+    if (bytes.isDirect() && datatype.elementBytes() > 0) {
+      return Tensor.ofBinary(name, datatype, shape, bytes); // read in place, not decoded
+    }
     Object data = datatype.fromBinary(name, bytes, count);
     if (bytes.hasRemaining()) {
       throw new InvalidInputException(

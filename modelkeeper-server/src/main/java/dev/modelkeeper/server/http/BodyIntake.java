@@ -1,6 +1,7 @@
 package dev.modelkeeper.server.http;
 
 import dev.modelkeeper.server.engine.BadRequestException;
+import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.InflightBytes;
 import dev.modelkeeper.server.engine.PayloadTooLargeException;
 import dev.modelkeeper.server.engine.RateLimitedLog;
@@ -60,6 +61,7 @@ public final class BodyIntake extends Handler.Wrapper {
   private final ErrorMapper errors;
   private final ServerMetrics metrics;
   private final RateLimitedLog brokenBodies;
+  private final DirectBuffers offHeap;
   private final Set<Exchange> live = ConcurrentHashMap.newKeySet();
   private volatile boolean stopping;
 
@@ -70,8 +72,10 @@ public final class BodyIntake extends Handler.Wrapper {
       ScheduledExecutorService timer,
       ErrorMapper errors,
       ServerMetrics metrics,
-      RateLimitedLog brokenBodies) {
+      RateLimitedLog brokenBodies,
+      DirectBuffers offHeap) {
     this.maxBodyBytes = maxBodyBytes;
+    this.offHeap = offHeap;
     this.readTimeout = readTimeout;
     this.budget = budget;
     this.timer = timer;
@@ -151,7 +155,7 @@ public final class BodyIntake extends Handler.Wrapper {
       this.request = request;
       this.response = response;
       this.callback = callback;
-      this.body = new RequestBody(bytes, length);
+      this.body = new RequestBody(bytes, length, offHeap);
     }
 
     void start() {

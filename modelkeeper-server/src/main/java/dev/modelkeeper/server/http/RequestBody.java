@@ -1,5 +1,6 @@
 package dev.modelkeeper.server.http;
 
+import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.RequestBytes;
 import io.javalin.http.Context;
 import java.io.InputStream;
@@ -8,9 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A request body received in full by the {@link BodyIntake} before any route saw the request, as
- * blocks of bytes, with the {@link RequestBytes} that account for it. Appended to on one thread at
- * a time while it is received; read-only (and then thread-safe) once it is handed to the routes.
+ * A request body received in full by the {@link BodyIntake} before any route saw the request, with
+ * the {@link RequestBytes} that account for it: a body of announced length of at least {@link
+ * DirectBuffers#MIN_BYTES} in one off-heap buffer (its binary tensors then reach ONNX Runtime
+ * without another copy; the buffer goes back to its pool when the request's bytes are returned),
+ * any other in blocks on the heap. Appended to on one thread at a time while it is received;
+ * read-only (and then thread-safe) once it is handed to the routes.
  */
 public final class RequestBody {
 
@@ -18,6 +22,7 @@ public final class RequestBody {
   static final String ATTRIBUTE = "modelkeeper.requestBody";
 
   private static final int BLOCK = 256 * 1024;
+  private static final int MAX_DIRECT = Integer.MAX_VALUE - 8;
   private static final RequestBody EMPTY = new RequestBody(RequestBytes.untracked(), 0);
 
   private final RequestBytes bytes;
@@ -25,10 +30,30 @@ public final class RequestBody {
   private final long expected;
   private long length;
 
-  /** An empty body that will hold {@code expected} bytes (or an unknown number when negative). */
+  /**
+   * The whole body off-heap (written up to its position), or null when it is in {@link #blocks}.
+   */
+  private ByteBuffer direct;
+
+  /** Where the off-heap buffer comes from, until the first bytes arrive; else null. */
+  private DirectBuffers offHeap;
+
+  /** An empty body on the heap that will hold {@code expected} bytes (unknown when negative). */
   public RequestBody(RequestBytes bytes, long expected) {
+    this(bytes, expected, null);
+  }
+
+  /**
+   * An empty body that will hold {@code expected} bytes (unknown when negative), off-heap in a
+   * buffer of {@code offHeap} when that many are announced; the buffer is taken when the first
+   * bytes arrive (after the intake has reserved them), not before.
+   */
+  public RequestBody(RequestBytes bytes, long expected, DirectBuffers offHeap) {
     this.bytes = bytes;
     this.expected = expected;
+    if (expected >= DirectBuffers.MIN_BYTES && expected <= MAX_DIRECT) {
+      this.offHeap = offHeap;
+    }
   }
 
   /** The body the intake attached to {@code ctx}; an empty one when the request had none. */
@@ -39,6 +64,25 @@ public final class RequestBody {
 
   /** Copies the remaining bytes of {@code buffer} into the body. */
   public void append(ByteBuffer buffer) {
+    if (offHeap != null) {
+      DirectBuffers pool = offHeap;
+      ByteBuffer taken = pool.take((int) expected);
+      offHeap = null;
+      direct = taken;
+      bytes.whenReturned(() -> pool.give(taken));
+    }
+    if (direct != null) {
+      if (buffer.remaining() <= direct.remaining()) {
+        length += buffer.remaining();
+        direct.put(buffer);
+        return;
+      }
+      // longer than announced: the bytes so far move to the heap, and the rest follows them there
+      ByteBuffer received = direct.flip();
+      direct = null;
+      length = 0;
+      append(received);
+    }
     while (buffer.hasRemaining()) {
       int used = (int) (length % BLOCK);
       byte[] last;
@@ -73,6 +117,11 @@ public final class RequestBody {
 
   /** The body as {@link ByteBuffer}s, in order, sharing this body's memory. */
   List<ByteBuffer> buffers() {
+    if (direct != null) {
+      List<ByteBuffer> out = new ArrayList<>(1);
+      out.add(direct.asReadOnlyBuffer().flip());
+      return out;
+    }
     List<ByteBuffer> out = new ArrayList<>(blocks.size());
     long left = length;
     for (byte[] b : blocks) {
@@ -138,7 +187,8 @@ public final class RequestBody {
 
     /**
      * The next {@code len} bytes (fewer at the end) as a read-only buffer: a view of the body's
-     * memory when they lie in one block, else a copy. Advances past them.
+     * memory (off-heap for an off-heap body) when they lie in one block, else a copy. Advances past
+     * them.
      */
     public ByteBuffer readBuffer(int len) {
       ByteBuffer b = current();

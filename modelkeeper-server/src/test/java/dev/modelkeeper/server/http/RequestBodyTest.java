@@ -2,6 +2,7 @@ package dev.modelkeeper.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.RequestBytes;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
@@ -49,6 +50,53 @@ class RequestBodyTest {
     for (int i = 0; i < rest.remaining(); i++) {
       assertThat(rest.get(i)).isEqualTo((byte) (i + 5));
     }
+  }
+
+  @Test
+  void largeAnnouncedBody_isHeldOffHeap_inOneBuffer_thatGoesBackToItsPoolWhenReturned() {
+    DirectBuffers pool = new DirectBuffers(1 << 20);
+    RequestBytes bytes = RequestBytes.untracked();
+    int length = 100_000;
+    RequestBody body = new RequestBody(bytes, length, pool);
+    byte[] data = new byte[length];
+    for (int i = 0; i < length; i++) {
+      data[i] = (byte) (i * 7);
+    }
+    body.append(ByteBuffer.wrap(data, 0, 30_000)); // as the chunks arrive
+    body.append(ByteBuffer.wrap(data, 30_000, length - 30_000));
+    RequestBody.Stream in = body.stream();
+    in.readNBytes(3);
+    ByteBuffer rest = in.readBuffer(length - 3);
+    assertThat(rest.isDirect()).isTrue();
+    assertThat(rest.isReadOnly()).isTrue();
+    for (int i = 0; i < rest.remaining(); i++) {
+      assertThat(rest.get(i)).isEqualTo(data[i + 3]);
+    }
+    assertThat(pool.idleBytes()).isZero();
+
+    bytes.release();
+
+    assertThat(pool.idleBytes()).isEqualTo(128 * 1024);
+  }
+
+  @Test
+  void offHeapBody_longerThanAnnounced_keepsEveryByteInOrder() {
+    RequestBody body = new RequestBody(RequestBytes.untracked(), 70_000, new DirectBuffers(0));
+    byte[] data = new byte[90_000];
+    for (int i = 0; i < data.length; i++) {
+      data[i] = (byte) i;
+    }
+    body.append(ByteBuffer.wrap(data, 0, 60_000));
+    body.append(ByteBuffer.wrap(data, 60_000, 30_000));
+    assertThat(body.length()).isEqualTo(90_000);
+    assertThat(body.stream().readNBytes(90_000)).isEqualTo(data);
+  }
+
+  @Test
+  void smallBody_staysOnTheHeap() {
+    RequestBody body = new RequestBody(RequestBytes.untracked(), 1000, new DirectBuffers(1 << 20));
+    body.append(ByteBuffer.wrap(new byte[1000]));
+    assertThat(body.stream().readBuffer(1000).isDirect()).isFalse();
   }
 
   @Test
