@@ -131,6 +131,10 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final InflightBytes inflight;
   private final BodyIntake intake;
+
+  /** Off-heap memory of large request bodies and messages (REST and gRPC). */
+  private final DirectBuffers offHeap;
+
   private final GrpcArrivals grpcArrivals;
   private final GracefulHandler graceful = new GracefulHandler();
   private final java.util.concurrent.atomic.AtomicReference<ServerConnector> connector =
@@ -155,6 +159,9 @@ public final class ModelKeeperServer implements AutoCloseable {
     memory.start(manager, timer);
     this.inflight =
         new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
+    this.offHeap =
+        new DirectBuffers(Math.min(MAX_IDLE_OFF_HEAP_BYTES, config.effectiveMaxInflightBytes()));
+    metrics.watch(offHeap);
     metrics.watch(inflight);
     this.startupModels = startupModels(config);
     for (String pin : config.pin()) {
@@ -358,7 +365,8 @@ public final class ModelKeeperServer implements AutoCloseable {
                 server.grpcArrivals,
                 new GrpcCallMetrics(server.metrics, server.grpcService.bindService()),
                 server.grpcService,
-                server.auth);
+                server.auth,
+                server.offHeap);
         server.grpcArrivals.sweepOn(server.timer);
       } catch (java.io.IOException | RuntimeException e) {
         server.close();
@@ -602,6 +610,11 @@ public final class ModelKeeperServer implements AutoCloseable {
   /** Bytes of request bodies and decoded tensors held now (the in-flight budget in use). */
   public long inflightBytes() {
     return inflight.inUse();
+  }
+
+  /** Off-heap bytes holding large request bodies and gRPC messages now. */
+  public long offHeapRequestBytes() {
+    return offHeap.inUseBytes();
   }
 
   private static String rootMessage(Throwable e) {

@@ -153,6 +153,9 @@ class BinaryTensorDataTest {
       assertThat(inBinary.json().get("outputs").get(0).get("data")).isEqualTo(expected);
       assertThat(expected.toString()).contains("0").contains("1").contains("2");
     }
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> server.offHeapRequestBytes() == 0); // every body's memory went back
   }
 
   @Test

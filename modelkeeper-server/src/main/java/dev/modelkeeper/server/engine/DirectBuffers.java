@@ -26,6 +26,7 @@ public final class DirectBuffers {
 
   private final long maxIdleBytes;
   private final AtomicLong idle = new AtomicLong();
+  private final AtomicLong inUse = new AtomicLong();
 
   /** Idle buffers by size class: class c holds buffers of 2^c bytes. */
   private final List<ConcurrentLinkedQueue<ByteBuffer>> free = new ArrayList<>(CLASSES);
@@ -52,6 +53,7 @@ public final class DirectBuffers {
     } else {
       idle.addAndGet(-b.capacity());
     }
+    inUse.addAndGet(b.capacity());
     return b.clear().limit(length);
   }
 
@@ -61,11 +63,17 @@ public final class DirectBuffers {
     if (!b.isDirect() || b.capacity() != 1 << c) {
       throw new IllegalArgumentException("not a buffer of this pool");
     }
+    inUse.addAndGet(-b.capacity());
     if (idle.addAndGet(b.capacity()) > maxIdleBytes) {
       idle.addAndGet(-b.capacity());
       return;
     }
     free.get(c).add(b);
+  }
+
+  /** The bytes of the buffers handed out and not given back. */
+  public long inUseBytes() {
+    return inUse.get();
   }
 
   /** The bytes kept idle for reuse now. */

@@ -57,6 +57,8 @@ import java.util.function.ToDoubleFunction;
  *       the model's queue was full</td></tr>
  *   <tr><td>modelkeeper_inflight_request_bytes, modelkeeper_inflight_request_capacity_bytes</td>
  *       <td>gauges of the in-flight request budget</td></tr>
+ *   <tr><td>modelkeeper_offheap_request_bytes, modelkeeper_offheap_request_idle_bytes</td>
+ *       <td>off-heap memory of large request bodies and gRPC messages: in use, kept for reuse</td></tr>
  *   <tr><td>modelkeeper_admission_waits_total, modelkeeper_admission_rejections_total</td>
  *       <td>requests that waited for, or were refused, room in that budget</td></tr>
  *   <tr><td>modelkeeper_process_resident_bytes, modelkeeper_memory_cap_bytes,
@@ -192,6 +194,20 @@ public final class ServerMetrics implements LifecycleListener {
     FunctionCounter.builder("modelkeeper.admission.rejections", budget, InflightBytes::rejections)
         .description("requests refused for lack of room in the in-flight budget")
         .register(registry);
+  }
+
+  /** Publishes the off-heap memory of large request bodies and messages: in use and kept idle. */
+  public void watch(DirectBuffers offHeap) {
+    gauge(
+        "modelkeeper.offheap.request.bytes",
+        offHeap,
+        DirectBuffers::inUseBytes,
+        "off-heap bytes holding large request bodies and gRPC messages now");
+    gauge(
+        "modelkeeper.offheap.request.idle.bytes",
+        offHeap,
+        DirectBuffers::idleBytes,
+        "off-heap bytes kept for reuse by the next large requests");
   }
 
   /**

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * gRPC request messages while they arrive, held to the limits of REST bodies. Thread-safe.
@@ -46,6 +47,8 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
   private static final Duration SWEEP_MIN = Duration.ofMillis(10);
 
   private static final Duration SWEEP_MAX = Duration.ofSeconds(1);
+
+  private static final Runnable CLOSED = () -> {};
 
   private static final int PENDING = 0;
   private static final int COMPLETE = 1;
@@ -82,6 +85,17 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
         }
       }
     }
+  }
+
+  /**
+   * Runs {@code release} when the stream of the call in whose context this runs closes: how memory
+   * a call's message lives in is given back. False, having registered nothing, outside a call of
+   * this server's transport, when the stream has closed already, or when the call holds something
+   * already.
+   */
+  static boolean holdUntilClosed(Runnable release) {
+    Arrival a = ARRIVAL.get();
+    return a != null && a.onClose.compareAndSet(null, release);
   }
 
   @Override
@@ -129,6 +143,9 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
     final AtomicBoolean refused = new AtomicBoolean();
     volatile ServerCall<?, ?> call;
 
+    /** What to run when the stream closes; {@link #CLOSED} once it has. */
+    final AtomicReference<Runnable> onClose = new AtomicReference<>();
+
     @Override
     public Context filterContext(Context context) {
       return context.withValue(ARRIVAL, this);
@@ -174,6 +191,10 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
 
     @Override
     public void streamClosed(Status status) {
+      Runnable release = onClose.getAndSet(CLOSED);
+      if (release != null) {
+        release.run();
+      }
       long received = held.getAndSet(0);
       if (state.compareAndSet(PENDING, ENDED) && !refused.get()) {
         // neither answered by the server nor refused here: the client left mid-message

@@ -4,6 +4,7 @@ import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.TensorSpec;
 import dev.modelkeeper.onnx.TritonConfig;
 import dev.modelkeeper.server.engine.BearerAuth;
+import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.Engine;
 import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.engine.InflightBytes;
@@ -125,22 +126,32 @@ public final class GrpcEndpoint {
    * that throws would have grpc answer UNKNOWN and log the failure's stack trace at ERROR, a few kB
    * of log per call any client could send.
    */
-  private static ServerServiceDefinition lenientParsing(ServerServiceDefinition service) {
+  private static ServerServiceDefinition lenientParsing(
+      ServerServiceDefinition service, DirectBuffers offHeap) {
     ServerServiceDefinition.Builder b =
         ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
     for (ServerMethodDefinition<?, ?> m : service.getMethods()) {
-      b.addMethod(lenient(m));
+      b.addMethod(lenient(m, offHeap));
     }
     return b.build();
   }
 
-  private static <Q, A> ServerMethodDefinition<Q, A> lenient(ServerMethodDefinition<Q, A> m) {
+  @SuppressWarnings("unchecked") // the ModelInfer method's requests are ModelInferRequests
+  private static <Q, A> ServerMethodDefinition<Q, A> lenient(
+      ServerMethodDefinition<Q, A> m, DirectBuffers offHeap) {
     MethodDescriptor<Q, A> method = m.getMethodDescriptor();
+    MethodDescriptor.Marshaller<Q> requests = method.getRequestMarshaller();
+    if (method
+        .getFullMethodName()
+        .equals(GRPCInferenceServiceGrpc.getModelInferMethod().getFullMethodName())) {
+      // large inference requests are parsed off-heap, their raw contents read in place
+      requests =
+          (MethodDescriptor.Marshaller<Q>)
+              new OffHeapInferRequests(
+                  (MethodDescriptor.Marshaller<ModelInferRequest>) requests, offHeap);
+    }
     return ServerMethodDefinition.create(
-        method.toBuilder(
-                new LenientMarshaller<>(method.getRequestMarshaller()),
-                method.getResponseMarshaller())
-            .build(),
+        method.toBuilder(new LenientMarshaller<>(requests), method.getResponseMarshaller()).build(),
         m.getServerCallHandler());
   }
 
@@ -226,7 +237,8 @@ public final class GrpcEndpoint {
       GrpcArrivals arrivals,
       ServerStreamTracer.Factory calls,
       Service service,
-      BearerAuth auth)
+      BearerAuth auth,
+      DirectBuffers offHeap)
       throws IOException {
     ServerInterceptor authorize =
         new ServerInterceptor() {
@@ -292,7 +304,10 @@ public final class GrpcEndpoint {
             // arrivals first (the last one listed sees a call first)
             .addService(
                 ServerInterceptors.intercept(
-                    lenientParsing(service.bindService()), INVALID_MESSAGES, authorize, arrivals))
+                    lenientParsing(service.bindService(), offHeap),
+                    INVALID_MESSAGES,
+                    authorize,
+                    arrivals))
             .build();
     try {
       server.start();

@@ -140,6 +140,41 @@ class GrpcEndpointTest {
   }
 
   @Test
+  void modelInfer_largeRawContents_parsedOffHeap_answerAsTheSameRowsTyped_alsoWhenMemoryIsReused() {
+    int rows = 5000; // an 80 kB message: parsed off-heap, its raw contents read in place
+    for (int round = 0; round < 3; round++) {
+      float[] values = new float[rows * 4];
+      java.util.Random random = new java.util.Random(round);
+      for (int i = 0; i < values.length; i++) {
+        values[i] = 0.1f + 7 * random.nextFloat();
+      }
+      ModelInferResponse raw = grpc.modelInfer(iris(rows, floats(values)).build());
+      assertThat(server.offHeapRequestBytes()).isLessThanOrEqualTo(128 * 1024); // one at most
+      InferTensorContents.Builder typed = InferTensorContents.newBuilder();
+      for (float v : values) {
+        typed.addFp32Contents(v);
+      }
+      ModelInferRequest.Builder asTyped = iris(rows, ByteString.EMPTY).clearRawInputContents();
+      asTyped.getInputsBuilder(0).setContents(typed);
+      ModelInferResponse expected = grpc.modelInfer(asTyped.build());
+
+      ByteBuffer labels =
+          raw.getRawOutputContents(1).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+      assertThat(labels.remaining()).isEqualTo(rows * 8);
+      java.util.List<Long> got = new java.util.ArrayList<>();
+      while (labels.hasRemaining()) {
+        got.add(labels.getLong());
+      }
+      assertThat(got).isEqualTo(expected.getOutputs(1).getContents().getInt64ContentsList());
+      assertThat(got).contains(0L, 1L, 2L);
+    }
+    // each message's memory went back when its call closed
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> server.offHeapRequestBytes() == 0);
+  }
+
+  @Test
   void modelInfer_withTypedContents_answersTypedContentsForEveryDatatype() {
     ModelInferRequest.Builder b = ModelInferRequest.newBuilder().setModelName("types");
     typed(
