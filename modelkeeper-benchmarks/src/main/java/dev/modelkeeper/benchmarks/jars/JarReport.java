@@ -29,6 +29,9 @@ final class JarReport {
 
   static final String FILE = "jars.md";
 
+  /** The file of a run of every model in every form. */
+  static final String FORMS_FILE = "jars-forms.md";
+
   private static final DateTimeFormatter UTC =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss", Locale.ROOT).withZone(ZoneOffset.UTC);
 
@@ -136,7 +139,8 @@ final class JarReport {
         .append(
             " s of closed-loop load; then SIGTERM. The load generator runs in the harness's JVM")
         .append(" on the same machine (`BlockingHttpClient`: one thread and one keep-alive")
-        .append(" connection per client, over loopback), so clients and server share its cores.")
+        .append(
+            " connection per client, over loopback; gRPC clients one channel each), so clients and server share its cores.")
         .append(" Clients do not retry: after a 503 or 429 a client waits what `Retry-After` says")
         .append(" (capped, see `memory.ClosedLoop`) before its next request.\n\n");
     sb.append("Requests, one row each: ")
@@ -151,7 +155,7 @@ final class JarReport {
         "| Workload | Clients | before req/s | after req/s | after/before | per-round ratios"
             + " | p50 ms before → after | p99 ms before → after | non-2xx before / after |\n");
     sb.append("|---|---:|---:|---:|---:|---|---:|---:|---:|\n");
-    for (Workload w : Workload.values()) {
+    for (Workload w : run.requestBytes().keySet()) {
       for (int c : clientCounts) {
         row(sb, w, c, run.rounds(), all);
       }
@@ -250,9 +254,9 @@ final class JarReport {
     return String.format(Locale.ROOT, "%d min %02d s", d.toMinutes(), d.toSecondsPart());
   }
 
-  /** Writes {@code text} to {@code <docs>/bench/jars.md}; returns the file. */
-  static Path save(Path docs, String text) throws IOException {
-    Path file = Files.createDirectories(docs.resolve("bench")).resolve(FILE);
+  /** Writes {@code text} to {@code <docs>/bench/<name>}; returns the file. */
+  static Path save(Path docs, String name, String text) throws IOException {
+    Path file = Files.createDirectories(docs.resolve("bench")).resolve(name);
     Files.writeString(file, text, StandardCharsets.UTF_8);
     return file;
   }

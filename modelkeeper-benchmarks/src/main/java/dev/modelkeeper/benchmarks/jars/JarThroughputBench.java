@@ -7,6 +7,7 @@ import dev.modelkeeper.benchmarks.memory.InferRequest;
 import dev.modelkeeper.benchmarks.memory.MemoryReport;
 import dev.modelkeeper.benchmarks.memory.ServerApi;
 import dev.modelkeeper.benchmarks.memory.ServerProcess;
+import dev.modelkeeper.server.grpc.ModelInferRequest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -127,13 +128,31 @@ public final class JarThroughputBench implements Callable<Integer> {
       description = "How long one HTTP answer may take (default: ${DEFAULT-VALUE}).")
   int requestSeconds;
 
+  @Option(
+      names = "--all-forms",
+      description =
+          "Every model in every form (JSON, binary, gRPC raw contents) instead of one form per"
+              + " model; writes bench/jars-forms.md.")
+  boolean allForms;
+
   @Mixin HarnessOptions harness;
+
+  /** The requests of the server being measured. */
+  private final Map<Workload, InferRequest> requests = new EnumMap<>(Workload.class);
+
+  private final Map<Workload, ModelInferRequest> grpcRequests = new EnumMap<>(Workload.class);
+
+  /** The gRPC port every server of an all-forms run listens on (one server runs at a time). */
+  private int grpcPort;
 
   private JarThroughputBench() {}
 
   @Override
   public Integer call() throws Exception {
     check();
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      grpcPort = s.getLocalPort();
+    }
     Instant started = Instant.now();
     String loadBefore = MemoryReport.loadAverage();
     JarReport.Jar beforeJar = JarReport.Jar.of(before);
@@ -174,7 +193,7 @@ public final class JarThroughputBench implements Callable<Integer> {
                     .command("java", "<jar>", "<free port>", "<shared cache>")),
             requestBytes);
     String text = JarReport.markdown(run, CLIENTS, all);
-    Path file = JarReport.save(docs, text);
+    Path file = JarReport.save(docs, allForms ? JarReport.FORMS_FILE : JarReport.FILE, text);
     System.out.println(text);
     log("wrote %s; server logs are in %s", file, dir);
     return 0;
@@ -194,23 +213,30 @@ public final class JarThroughputBench implements Callable<Integer> {
             "the server printed Ready. but no 'ModelKeeper is serving http://127.0.0.1:<port>'; "
                 + server);
       }
-      Map<Workload, InferRequest> requests = new EnumMap<>(Workload.class);
+      requests.clear();
+      grpcRequests.clear();
       try (BlockingHttpClient http = new BlockingHttpClient("127.0.0.1", server.port(), timeout);
           ServerApi api = new ServerApi(server.port(), timeout)) {
-        for (Workload w : Workload.values()) {
+        for (Workload w : workloads()) {
           InferRequest r = w.prepare(http, api);
           requests.put(w, r);
-          requestBytes.putIfAbsent(w, r.body().length);
+          if (w.form() == Workload.Form.GRPC) {
+            ModelInferRequest g = GrpcLoad.toGrpc(r);
+            GrpcLoad.check(grpcPort, g, timeout);
+            grpcRequests.put(w, g);
+            requestBytes.putIfAbsent(w, g.getSerializedSize());
+          } else {
+            requestBytes.putIfAbsent(w, r.body().length);
+          }
         }
       }
-      for (Workload w : Workload.values()) {
-        ClosedLoop.Result warm =
-            load(server, requests.get(w), WARMUP_CLIENTS, warmupSeconds, timeout);
-        log("  warm-up %s: answers by status %s", w.model(), warm.byStatus());
+      for (Workload w : workloads()) {
+        ClosedLoop.Result warm = load(server, w, WARMUP_CLIENTS, warmupSeconds, timeout);
+        log("  warm-up %s: answers by status %s", w.label(), warm.byStatus());
       }
-      for (Workload w : Workload.values()) {
+      for (Workload w : workloads()) {
         for (int clients : CLIENTS) {
-          ClosedLoop.Result r = load(server, requests.get(w), clients, seconds, timeout);
+          ClosedLoop.Result r = load(server, w, clients, seconds, timeout);
           Measurement m = Measurement.of(side, round, w, clients, r);
           out.add(m);
           log(
@@ -240,16 +266,30 @@ public final class JarThroughputBench implements Callable<Integer> {
    * models (no {@code --repository}).
    */
   private ServerProcess.Launch launch(Path cache) {
-    return ServerProcess.Launch.ofDemo(heap, cache, List.of("--pin", String.join(",", PINS)));
+    List<String> flags = new ArrayList<>(List.of("--pin", String.join(",", PINS)));
+    if (workloads().stream().anyMatch(w -> w.form() == Workload.Form.GRPC)) {
+      flags.addAll(List.of("--grpc-port", Integer.toString(grpcPort)));
+    }
+    return ServerProcess.Launch.ofDemo(heap, cache, flags);
+  }
+
+  /** The workloads of this run. */
+  private List<Workload> workloads() {
+    return allForms ? List.of(Workload.values()) : Workload.DEFAULT;
   }
 
   /**
-   * {@code clients} closed-loop clients sending {@code request} to {@code server} for {@code s}.
+   * {@code clients} closed-loop clients sending {@code w}'s request to {@code server} for {@code
+   * s}.
    */
-  private static ClosedLoop.Result load(
-      ServerProcess server, InferRequest request, int clients, int s, Duration timeout)
+  private ClosedLoop.Result load(
+      ServerProcess server, Workload w, int clients, int s, Duration timeout)
       throws InterruptedException {
-    return ClosedLoop.run(server.port(), List.of(request), clients, Duration.ofSeconds(s), timeout);
+    if (w.form() == Workload.Form.GRPC) {
+      return GrpcLoad.run(grpcPort, grpcRequests.get(w), clients, Duration.ofSeconds(s), timeout);
+    }
+    return ClosedLoop.run(
+        server.port(), List.of(requests.get(w)), clients, Duration.ofSeconds(s), timeout);
   }
 
   private void check() {
@@ -282,7 +322,7 @@ public final class JarThroughputBench implements Callable<Integer> {
 
   /** A guess of the run's length: servers start in ~5 s and stop in ~1 s on this machine. */
   private long expectedSeconds() {
-    int workloads = Workload.values().length;
+    int workloads = workloads().size();
     long perServer = 6 + (long) workloads * (warmupSeconds + CLIENTS.size() * (long) seconds);
     return 2L * rounds * perServer;
   }

@@ -7,6 +7,7 @@ import dev.modelkeeper.benchmarks.memory.InferRequest;
 import dev.modelkeeper.benchmarks.memory.ServerApi;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -16,7 +17,7 @@ import java.util.Map;
  */
 enum Workload {
   /** The small model in JSON: the body a user would write by hand. */
-  IRIS_JSON("iris", "JSON") {
+  IRIS_JSON("iris", Form.JSON) {
     @Override
     InferRequest request(String version, ServerApi api) {
       return new InferRequest(
@@ -27,10 +28,32 @@ enum Workload {
           IRIS_BODY.getBytes(StandardCharsets.UTF_8));
     }
   },
+  IRIS_BINARY("iris", Form.BINARY),
+  IRIS_GRPC("iris", Form.GRPC),
+  MLP_MEDIUM_JSON("mlp-medium", Form.JSON),
   /** A medium MLP, binary tensors; its input's name and shape come from the model's metadata. */
-  MLP_MEDIUM_BINARY("mlp-medium", "binary"),
+  MLP_MEDIUM_BINARY("mlp-medium", Form.BINARY),
+  MLP_MEDIUM_GRPC("mlp-medium", Form.GRPC),
+  CONVNET_JSON("convnet", Form.JSON),
   /** The conv net (input {@code image}, FP32 [1,3,64,64] for one row), binary tensors. */
-  CONVNET_BINARY("convnet", "binary");
+  CONVNET_BINARY("convnet", Form.BINARY),
+  CONVNET_GRPC("convnet", Form.GRPC);
+
+  /** How a request travels: JSON REST, REST with the binary tensor extension, gRPC raw contents. */
+  enum Form {
+    JSON("JSON"),
+    BINARY("binary"),
+    GRPC("gRPC");
+
+    final String label;
+
+    Form(String label) {
+      this.label = label;
+    }
+  }
+
+  /** The workloads of a default run: one per model, each in the form its users would pick. */
+  static final List<Workload> DEFAULT = List.of(IRIS_JSON, MLP_MEDIUM_BINARY, CONVNET_BINARY);
 
   /** The JSON body of {@link #IRIS_JSON}: one iris flower. */
   static final String IRIS_BODY =
@@ -40,11 +63,15 @@ enum Workload {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String model;
-  private final String encoding;
+  private final Form form;
 
-  Workload(String model, String encoding) {
+  Workload(String model, Form form) {
     this.model = model;
-    this.encoding = encoding;
+    this.form = form;
+  }
+
+  Form form() {
+    return form;
   }
 
   /** The demo model it sends to. */
@@ -54,15 +81,17 @@ enum Workload {
 
   /** How the report names it, e.g. {@code `iris` JSON}. */
   String label() {
-    return "`" + model + "` " + encoding;
+    return "`" + model + "` " + form.label;
   }
 
   /**
-   * Its request for version {@code version} of the model: by default one row with the binary tensor
-   * extension, shaped by the model's metadata as {@code api} reads it.
+   * Its HTTP request for version {@code version} of the model: by default one row with the binary
+   * tensor extension, shaped by the model's metadata as {@code api} reads it, the same values in
+   * JSON for the JSON form (a gRPC workload sends {@link GrpcLoad#toGrpc} of the binary request).
    */
   InferRequest request(String version, ServerApi api) throws IOException {
-    return InferRequest.of(model, version, api.inputs(model, version), 1);
+    InferRequest binary = InferRequest.of(model, version, api.inputs(model, version), 1);
+    return form == Form.JSON ? GrpcLoad.toJson(binary) : binary;
   }
 
   /**

@@ -97,7 +97,10 @@ public final class ServerProcess implements AutoCloseable {
         c.add("--host");
         c.add("127.0.0.1");
       }
-      c.addAll(List.of("--port", port, "--grpc-port", "-1"));
+      c.addAll(List.of("--port", port));
+      if (!flags.contains("--grpc-port")) {
+        c.addAll(List.of("--grpc-port", "-1")); // off unless the flags give it a port
+      }
       repository.ifPresent(r -> c.addAll(List.of("--repository", r.toString())));
       c.add("--cache-dir");
       c.add(cache);

@@ -5,7 +5,9 @@ import dev.modelkeeper.server.engine.UnavailableException;
 import dev.modelkeeper.server.engine.Workers;
 import io.javalin.http.Context;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
@@ -76,6 +78,19 @@ public final class RequestRunner {
   }
 
   private void answer(Context ctx, CompletableFuture<HttpResult> outcome, String requestId) {
+    if (outcome.isDone()) {
+      // answered already (its model ran on this thread, or it failed at once): written now, with
+      // no asynchronous exchange and no timeout to arm
+      HttpResult r;
+      try {
+        r = outcome.join();
+      } catch (CompletionException | CancellationException e) {
+        Throwable failure = e instanceof CompletionException ? e.getCause() : e;
+        r = errors.toResult(workers.timedOut(failure), requestId);
+      }
+      r.writeTo(ctx);
+      return;
+    }
     ctx.future(
         () ->
             outcome
