@@ -315,6 +315,39 @@ class BinaryTensorDataTest {
   }
 
   @Test
+  void offHeapBinaryTensors_countOnceInTheBudget_theyAreReadInPlace() throws Exception {
+    // 80,000 bytes of FP32 in an off-heap body: a budget of 150,000 holds the body, and the tensor
+    // read in place costs nothing more (counted twice, as decoded copies are, it would not fit)
+    int rows = 5000;
+    byte[] binary = le(rows * 16, b -> {});
+    String json =
+        "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":["
+            + rows
+            + ",4],\"parameters\":{\"binary_data_size\":"
+            + binary.length
+            + "}}],\"outputs\":[{\"name\":\"label\"}]}";
+    byte[] head = json.getBytes(StandardCharsets.UTF_8);
+    byte[] body = java.util.Arrays.copyOf(head, head.length + binary.length);
+    try (ModelKeeperServer small =
+        TestServer.demo(b -> b.maxRequestBytes(100_000).maxInflightBytes(150_000))) {
+      HttpResponse<String> r =
+          client.send(
+              HttpRequest.newBuilder(
+                      URI.create(
+                          small.url().replace("localhost", "127.0.0.1") + "/v2/models/iris/infer"))
+                  .timeout(Http.TIMEOUT)
+                  .header("Inference-Header-Content-Length", Integer.toString(head.length))
+                  .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(5))
+          .until(() -> small.inflightBytes() == 0);
+    }
+  }
+
+  @Test
   void truncatedBytesLengthPrefix_is400() throws Exception {
     // two elements: "ab" then a prefix cut after 2 of its 4 bytes
     byte[] bytes =

@@ -143,10 +143,19 @@ public final class RequestBody {
    */
   public static final class Stream extends InputStream {
     private final List<ByteBuffer> buffers;
+    private final boolean offHeap;
     private int index;
 
     private Stream(List<ByteBuffer> buffers) {
       this.buffers = buffers;
+      this.offHeap = buffers.size() == 1 && buffers.get(0).isDirect();
+    }
+
+    /**
+     * Whether the body is one off-heap buffer: what {@link #readBuffer} returns is a view of it.
+     */
+    public boolean offHeap() {
+      return offHeap;
     }
 
     @Override

@@ -151,7 +151,10 @@ public final class InferRequestDecoder {
     Map<String, Tensor> tensors = new LinkedHashMap<>();
     ByteBuffer binary = null;
     if (binaryLength >= 0) {
-      bytes.reserve(binaryLength);
+      // the decoded tensors: none beyond the body when it is off-heap (fixed-size tensors are read
+      // in place there), except BYTES elements, which become strings on the heap
+      boolean inPlace = body instanceof RequestBody.Stream && ((RequestBody.Stream) body).offHeap();
+      bytes.reserve(inPlace ? binaryBytesElements(inputs) : binaryLength);
       // a view of the received body when it can be (no copy), else the bytes read out of it
       binary =
           (body instanceof RequestBody.Stream
@@ -196,6 +199,17 @@ public final class InferRequestDecoder {
               + " 'binary_data_size' claims");
     }
     return tensors;
+  }
+
+  /** The binary bytes the BYTES inputs among {@code inputs} claim. */
+  private static long binaryBytesElements(List<Input> inputs) {
+    long n = 0;
+    for (Input in : inputs) {
+      if (in.tensor() == null && in.datatype() == Datatype.BYTES) {
+        n += in.binarySize();
+      }
+    }
+    return n;
   }
 
   /**
