@@ -82,16 +82,7 @@ public final class Tensor {
     long count = elementCount(name, dims);
     int length = Array.getLength(data);
     if (count != length) {
-      throw new InvalidInputException(
-          "tensor '"
-              + name
-              + "' has shape "
-              + Arrays.toString(dims)
-              + " ("
-              + count
-              + " elements) but "
-              + length
-              + " data elements");
+      throw shapeMismatch(name, dims, count + " elements", length + " data elements");
     }
     if (datatype == Datatype.BYTES) {
       for (String s : (String[]) data) {
@@ -128,22 +119,20 @@ public final class Tensor {
     long[] dims = shape.clone();
     long n = elementCount(name, dims);
     if (n * datatype.elementBytes() != data.remaining()) {
-      throw new InvalidInputException(
-          "tensor '"
-              + name
-              + "' has shape "
-              + Arrays.toString(dims)
-              + " ("
-              + n
-              + " "
-              + datatype
-              + " elements, "
-              + n * datatype.elementBytes()
-              + " bytes) but "
-              + data.remaining()
-              + " bytes of data");
+      throw shapeMismatch(
+          name,
+          dims,
+          n + " " + datatype + " elements, " + n * datatype.elementBytes() + " bytes",
+          data.remaining() + " bytes of data");
     }
     return new Tensor(name, datatype, dims, (int) n, data.slice().order(ByteOrder.LITTLE_ENDIAN));
+  }
+
+  /** "tensor 'name' has shape [dims] (holds) but has". */
+  private static InvalidInputException shapeMismatch(
+      String name, long[] dims, String holds, String has) {
+    return new InvalidInputException(
+        "tensor '" + name + "' has shape " + Arrays.toString(dims) + " (" + holds + ") but " + has);
   }
 
   public static Tensor ofFloats(String name, long[] shape, float... data) {

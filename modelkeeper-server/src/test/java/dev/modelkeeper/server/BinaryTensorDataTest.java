@@ -75,6 +75,21 @@ class BinaryTensorDataTest {
     return new Answer(r.statusCode(), parsed, rest, length);
   }
 
+  /** Posts {@code body} (a JSON part of {@code headerLength} bytes, then binary) to {@code s}. */
+  private static HttpResponse<String> postTo(
+      ModelKeeperServer s, String model, int headerLength, byte[] body)
+      throws IOException, InterruptedException {
+    return client.send(
+        HttpRequest.newBuilder(
+                URI.create(
+                    s.url().replace("localhost", "127.0.0.1") + "/v2/models/" + model + "/infer"))
+            .timeout(Http.TIMEOUT)
+            .header("Inference-Header-Content-Length", Integer.toString(headerLength))
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
   private static byte[] le(int bytes, java.util.function.Consumer<ByteBuffer> fill) {
     ByteBuffer b = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
     fill.accept(b);
@@ -296,16 +311,7 @@ class BinaryTensorDataTest {
     byte[] body = java.util.Arrays.copyOf(head, head.length + 4 * n);
     try (ModelKeeperServer small =
         TestServer.demo(b -> b.maxRequestBytes(1 << 20).maxInflightBytes(1 << 20))) {
-      HttpResponse<String> r =
-          client.send(
-              HttpRequest.newBuilder(
-                      URI.create(
-                          small.url().replace("localhost", "127.0.0.1") + "/v2/models/types/infer"))
-                  .timeout(Http.TIMEOUT)
-                  .header("Inference-Header-Content-Length", Integer.toString(head.length))
-                  .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r = postTo(small, "types", head.length, body);
       assertThat(r.statusCode()).isEqualTo(413);
       assertThat(r.body()).contains("in-flight budget");
       org.awaitility.Awaitility.await()
@@ -330,16 +336,7 @@ class BinaryTensorDataTest {
     byte[] body = java.util.Arrays.copyOf(head, head.length + binary.length);
     try (ModelKeeperServer small =
         TestServer.demo(b -> b.maxRequestBytes(100_000).maxInflightBytes(150_000))) {
-      HttpResponse<String> r =
-          client.send(
-              HttpRequest.newBuilder(
-                      URI.create(
-                          small.url().replace("localhost", "127.0.0.1") + "/v2/models/iris/infer"))
-                  .timeout(Http.TIMEOUT)
-                  .header("Inference-Header-Content-Length", Integer.toString(head.length))
-                  .POST(HttpRequest.BodyPublishers.ofByteArray(body))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r = postTo(small, "iris", head.length, body);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       org.awaitility.Awaitility.await()
           .atMost(java.time.Duration.ofSeconds(5))
