@@ -22,7 +22,10 @@ public final class DirectBuffers {
   /** Bodies and messages of at least this many bytes are held off-heap. */
   public static final int MIN_BYTES = 64 * 1024;
 
-  private static final int CLASSES = 32;
+  /** The largest buffer handed out; larger bodies and messages stay on the heap. */
+  public static final int MAX_BYTES = 1 << 30;
+
+  private static final int CLASSES = Integer.numberOfTrailingZeros(MAX_BYTES) + 1;
 
   private final long maxIdleBytes;
   private final AtomicLong idle = new AtomicLong();
@@ -82,7 +85,7 @@ public final class DirectBuffers {
   }
 
   private static int sizeClass(int length) {
-    if (length < 0 || length > 1 << (CLASSES - 2)) {
+    if (length < 0 || length > MAX_BYTES) {
       throw new IllegalArgumentException("cannot hold " + length + " bytes in one buffer");
     }
     return 32 - Integer.numberOfLeadingZeros(Math.max(MIN_BYTES, length) - 1);

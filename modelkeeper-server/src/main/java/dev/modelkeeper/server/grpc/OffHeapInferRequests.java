@@ -48,7 +48,7 @@ final class OffHeapInferRequests
   public ModelInferRequest parse(InputStream in) {
     try {
       int length = in instanceof KnownLength ? in.available() : -1;
-      if (length < DirectBuffers.MIN_BYTES) {
+      if (length < DirectBuffers.MIN_BYTES || length > DirectBuffers.MAX_BYTES) {
         return onHeap.parse(in);
       }
       ByteBuffer buffer = offHeap.take(length);

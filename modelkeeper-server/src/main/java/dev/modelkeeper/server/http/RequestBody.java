@@ -22,7 +22,6 @@ public final class RequestBody {
   static final String ATTRIBUTE = "modelkeeper.requestBody";
 
   private static final int BLOCK = 256 * 1024;
-  private static final int MAX_DIRECT = Integer.MAX_VALUE - 8;
   private static final RequestBody EMPTY = new RequestBody(RequestBytes.untracked(), 0);
 
   private final RequestBytes bytes;
@@ -51,7 +50,7 @@ public final class RequestBody {
   public RequestBody(RequestBytes bytes, long expected, DirectBuffers offHeap) {
     this.bytes = bytes;
     this.expected = expected;
-    if (expected >= DirectBuffers.MIN_BYTES && expected <= MAX_DIRECT) {
+    if (expected >= DirectBuffers.MIN_BYTES && expected <= DirectBuffers.MAX_BYTES) {
       this.offHeap = offHeap;
     }
   }
