@@ -203,8 +203,7 @@ public final class ModelKeeperServer implements AutoCloseable {
             errors,
             metrics,
             new RateLimitedLog(LOG, BROKEN_BODY_LOG_INTERVAL),
-            new DirectBuffers(
-                Math.min(MAX_IDLE_OFF_HEAP_BYTES, config.effectiveMaxInflightBytes())));
+            offHeap);
     this.app =
         Javalin.create(
             c -> {
