@@ -28,6 +28,7 @@ import dev.modelkeeper.server.engine.RateLimitedLog;
 import dev.modelkeeper.server.engine.RequestIds;
 import dev.modelkeeper.server.engine.ServerMetrics;
 import dev.modelkeeper.server.engine.ServerState;
+import dev.modelkeeper.server.engine.StatusBoard;
 import dev.modelkeeper.server.engine.UnavailableException;
 import dev.modelkeeper.server.engine.Workers;
 import dev.modelkeeper.server.grpc.GrpcArrivals;
@@ -49,6 +50,7 @@ import dev.modelkeeper.server.memory.ModelMemory;
 import dev.modelkeeper.server.oip.InferRequestDecoder;
 import dev.modelkeeper.server.oip.OipRoutes;
 import dev.modelkeeper.server.repository.RepositoryRoutes;
+import dev.modelkeeper.server.status.StatusRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
 import io.javalin.config.JavalinConfig;
@@ -129,6 +131,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final BearerAuth auth;
   private volatile GrpcEndpoint grpc;
   private final ScheduledExecutorService timer;
+  private final StatusBoard status;
   private final InflightBytes inflight;
   private final BodyIntake intake;
 
@@ -175,6 +178,9 @@ public final class ModelKeeperServer implements AutoCloseable {
             .withExecution(executors.execution(), config.requestTimeout());
     ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
     metrics.watch(memory, manager, modelMemory);
+    this.status = StatusBoard.of(metrics, memory::residentBytes);
+    manager.addListener(status);
+    status.start(timer);
     Engine engine =
         new Engine(
             manager,
@@ -317,6 +323,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     new OipRoutes(engine, new InferRequestDecoder(json), json, runner).register(routes);
     new RepositoryRoutes(engine, json, runner).register(routes);
     new ManagementRoutes(engine, json, runner).register(routes);
+    new StatusRoutes(engine, status).register(routes);
     routes.get(
         "/metrics",
         ctx ->

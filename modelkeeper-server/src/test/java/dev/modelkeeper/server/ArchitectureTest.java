@@ -27,6 +27,7 @@ class ArchitectureTest {
   private static final String MANAGEMENT = "dev.modelkeeper.server.management..";
   private static final String REPOSITORY = "dev.modelkeeper.server.repository..";
   private static final String GRPC = "dev.modelkeeper.server.grpc..";
+  private static final String STATUS = "dev.modelkeeper.server.status..";
 
   /** The libraries that carry a wire format or a transport. */
   private static final String[] WIRE = {
@@ -38,7 +39,7 @@ class ArchitectureTest {
     "dev.modelkeeper.onnx.triton.."
   };
 
-  private static final List<String> TRANSPORTS = List.of(OIP, MANAGEMENT, REPOSITORY, GRPC);
+  private static final List<String> TRANSPORTS = List.of(OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS);
 
   private static JavaClasses classes;
 
@@ -107,7 +108,7 @@ class ArchitectureTest {
   void rest_usesNoGrpcClass() {
     noClasses()
         .that()
-        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY)
+        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, STATUS)
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(GRPC, "io.grpc..")
@@ -121,7 +122,7 @@ class ArchitectureTest {
         .resideInAPackage(HTTP)
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage(OIP, MANAGEMENT, REPOSITORY, GRPC, "dev.modelkeeper.server")
+        .resideInAnyPackage(OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS, "dev.modelkeeper.server")
         .check(classes);
   }
 
@@ -129,7 +130,7 @@ class ArchitectureTest {
   void transports_reachModelsOnlyThroughTheEngine() {
     noClasses()
         .that()
-        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC)
+        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS)
         .should()
         .dependOnClassesThat()
         .haveFullyQualifiedName("dev.modelkeeper.core.ModelManager")

@@ -16,10 +16,12 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.CountAtBucket;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -388,6 +390,71 @@ public final class ServerMetrics implements LifecycleListener {
                     .tag("method", m)
                     .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Counts since start of one distribution.
+   *
+   * @param boundsMillis the upper bounds of its buckets, ascending
+   * @param cumulative per bound, how many recordings were at or below it
+   */
+  public record Histogram(long count, double[] boundsMillis, long[] cumulative) {
+    static Histogram of(Timer timer) {
+      CountAtBucket[] buckets = timer.takeSnapshot().histogramCounts();
+      double[] bounds = new double[buckets.length];
+      long[] counts = new long[buckets.length];
+      for (int i = 0; i < buckets.length; i++) {
+        bounds[i] = buckets[i].bucket(TimeUnit.MILLISECONDS);
+        counts[i] = (long) buckets[i].count();
+      }
+      return new Histogram(timer.count(), bounds, counts);
+    }
+
+    static final Histogram EMPTY = new Histogram(0, new double[0], new long[0]);
+  }
+
+  /** One model's totals: its runs, its requests' queue waits, and its queue now. */
+  public record ModelTotals(Histogram runs, Histogram queueWaits, int queueDepth) {}
+
+  /**
+   * Totals since start, read from the meters (nothing extra is recorded per request).
+   *
+   * @param inferRequests inference requests answered, REST and gRPC, any status
+   * @param models by model identifier, every model that has run or has a queue
+   */
+  public record Activity(long inferRequests, Map<String, ModelTotals> models) {}
+
+  /** The totals now. */
+  Activity activity() {
+    double answered = 0;
+    for (Counter c : registry.find("modelkeeper.http.requests").counters()) {
+      String route = c.getId().getTag("route");
+      if (route != null && route.endsWith("/infer")) {
+        answered += c.count();
+      }
+    }
+    for (Counter c :
+        registry.find("modelkeeper.grpc.requests").tag("method", "ModelInfer").counters()) {
+      answered += c.count();
+    }
+    Map<String, Histogram> runs = new HashMap<>();
+    inferenceTimers.forEach((id, t) -> runs.put(id, Histogram.of(t)));
+    Map<String, Histogram> waits = new HashMap<>();
+    for (Timer t : registry.find("modelkeeper.queue.delay").timers()) {
+      waits.put(t.getId().getTag("model"), Histogram.of(t));
+    }
+    Map<String, ModelTotals> models = new HashMap<>();
+    for (Gauge g : registry.find("modelkeeper.queue.depth").gauges()) {
+      String id = g.getId().getTag("model");
+      models.put(
+          id,
+          new ModelTotals(
+              runs.getOrDefault(id, Histogram.EMPTY),
+              waits.getOrDefault(id, Histogram.EMPTY),
+              (int) g.value()));
+    }
+    runs.forEach((id, h) -> models.putIfAbsent(id, new ModelTotals(h, Histogram.EMPTY, 0)));
+    return new Activity((long) answered, models);
   }
 
   /** The Prometheus text exposition of every metric, with the manager read once. */
