@@ -277,6 +277,16 @@ final class ServeCommand implements Callable<Integer> {
               + " shippers) (default: ${DEFAULT-VALUE}).")
   String logFormat;
 
+  /** The tracing SDK, when the OTEL_* variables ask for tracing; closed after the server. */
+  private io.opentelemetry.sdk.OpenTelemetrySdk tracing;
+
+  private io.opentelemetry.sdk.OpenTelemetrySdk tracing() {
+    if (tracing == null && TracingSetup.wanted(env)) {
+      tracing = TracingSetup.start();
+    }
+    return tracing;
+  }
+
   ServeCommand(Map<String, String> env, PrintWriter out, PrintWriter err) {
     this.env = env;
     this.out = out;
@@ -293,6 +303,9 @@ final class ServeCommand implements Callable<Integer> {
           if (stopping.compareAndSet(false, true)) {
             out.println("Stopping: finishing in-flight requests, then unloading models.");
             server.close();
+            if (tracing != null) {
+              TracingSetup.close(tracing);
+            }
             out.println("Stopped.");
             out.flush();
             stopped.countDown();
@@ -365,6 +378,7 @@ final class ServeCommand implements Callable<Integer> {
               .authToken(authToken)
               .preload(trimmed(preload))
               .pin(trimmed(pin))
+              .tracing(tracing())
               .build();
     } catch (InvalidConfigException e) {
       throw invalid(e.setting(), e.reason(), e);
@@ -465,6 +479,16 @@ final class ServeCommand implements Callable<Integer> {
             + (c.authToken() != null
                 ? "bearer token required on /model/* and /v2/repository/*"
                 : "off"));
+    out.println(
+        "  tracing:     "
+            + (tracing != null
+                ? "OpenTelemetry, "
+                    + env.getOrDefault(
+                        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                        env.getOrDefault(
+                            "OTEL_EXPORTER_OTLP_ENDPOINT",
+                            "OTEL_TRACES_EXPORTER=" + env.get("OTEL_TRACES_EXPORTER")))
+                : "off (set OTEL_EXPORTER_OTLP_ENDPOINT to trace requests)"));
     out.println(
         "  requests:    "
             + Sizes.format(c.maxRequestBytes())

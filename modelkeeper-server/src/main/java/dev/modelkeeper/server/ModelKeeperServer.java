@@ -29,11 +29,13 @@ import dev.modelkeeper.server.engine.RequestIds;
 import dev.modelkeeper.server.engine.ServerMetrics;
 import dev.modelkeeper.server.engine.ServerState;
 import dev.modelkeeper.server.engine.StatusBoard;
+import dev.modelkeeper.server.engine.Tracing;
 import dev.modelkeeper.server.engine.UnavailableException;
 import dev.modelkeeper.server.engine.Workers;
 import dev.modelkeeper.server.grpc.GrpcArrivals;
 import dev.modelkeeper.server.grpc.GrpcCallMetrics;
 import dev.modelkeeper.server.grpc.GrpcEndpoint;
+import dev.modelkeeper.server.grpc.GrpcSpans;
 import dev.modelkeeper.server.http.BodyIntake;
 import dev.modelkeeper.server.http.ErrorMapper;
 import dev.modelkeeper.server.http.HeaderDeadline;
@@ -132,6 +134,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private volatile GrpcEndpoint grpc;
   private final ScheduledExecutorService timer;
   private final StatusBoard status;
+  private final Tracing tracing;
   private final InflightBytes inflight;
   private final BodyIntake intake;
 
@@ -159,6 +162,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
     this.timer = timer();
+    this.tracing = config.tracing() != null ? Tracing.to(config.tracing()) : Tracing.OFF;
     memory.start(manager, timer);
     this.inflight =
         new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
@@ -303,19 +307,20 @@ public final class ModelKeeperServer implements AutoCloseable {
   private void routes(
       JavalinConfig c, Engine engine, Json json, ErrorMapper errors, RequestIds requestIds) {
     c.requestLogger.http(
-        (ctx, millis) ->
-            metrics.request(
-                ctx.method().name(),
-                Routes.of(ctx),
-                ctx.statusCode(),
-                (long) (millis * 1_000_000L)));
+        (ctx, millis) -> {
+          metrics.request(
+              ctx.method().name(), Routes.of(ctx), ctx.statusCode(), (long) (millis * 1_000_000L));
+          if (tracing.on()) {
+            Routes.endSpan(ctx);
+          }
+        });
     c.routes.before(ctx -> Routes.assignRequestId(ctx, requestIds));
     c.routes.exception(
         HttpResponseException.class,
         (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
     c.routes.exception(
         Exception.class, (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
-    Routes routes = new Routes(c.routes);
+    Routes routes = new Routes(c.routes, tracing);
     if (auth != null) {
       routes.filter("/model/*", Routes.requiring(auth));
       routes.filter("/v2/repository/*", Routes.requiring(auth));
@@ -369,7 +374,12 @@ public final class ModelKeeperServer implements AutoCloseable {
                 config.maxConnections(),
                 config.bodyReadTimeout(),
                 server.grpcArrivals,
-                new GrpcCallMetrics(server.metrics, server.grpcService.bindService()),
+                server.tracing.on()
+                    ? List.of(
+                        new GrpcCallMetrics(server.metrics, server.grpcService.bindService()),
+                        new GrpcSpans(server.tracing))
+                    : List.of(
+                        new GrpcCallMetrics(server.metrics, server.grpcService.bindService())),
                 server.grpcService,
                 server.auth,
                 server.offHeap);

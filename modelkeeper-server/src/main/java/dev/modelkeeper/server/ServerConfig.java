@@ -64,6 +64,7 @@ public final class ServerConfig {
   private final List<String> allowedOrigins;
   private final List<String> preload;
   private final List<String> pin;
+  private final io.opentelemetry.api.OpenTelemetry tracing;
 
   private ServerConfig(Builder b) {
     this.host = b.host;
@@ -97,6 +98,7 @@ public final class ServerConfig {
     this.allowedOrigins = List.copyOf(b.allowedOrigins);
     this.preload = List.copyOf(b.preload);
     this.pin = List.copyOf(b.pin);
+    this.tracing = b.tracing;
   }
 
   /** Settings that serve {@code repository} with the defaults below; see {@link Builder}. */
@@ -306,6 +308,11 @@ public final class ServerConfig {
     return pin;
   }
 
+  /** Where requests' spans go; null when requests are not traced (the default). */
+  public io.opentelemetry.api.OpenTelemetry tracing() {
+    return tracing;
+  }
+
   @Override
   public String toString() {
     return "ServerConfig[host="
@@ -355,6 +362,7 @@ public final class ServerConfig {
     private final List<String> allowedOrigins = new ArrayList<>();
     private final List<String> preload = new ArrayList<>();
     private final List<String> pin = new ArrayList<>();
+    private io.opentelemetry.api.OpenTelemetry tracing;
 
     private Builder(ModelRepository repository) {
       this.repository = repository;
@@ -508,6 +516,16 @@ public final class ServerConfig {
 
     public Builder pin(List<String> modelIds) {
       this.pin.addAll(modelIds);
+      return this;
+    }
+
+    /**
+     * Traces every request in {@code openTelemetry}: one server span per REST request and gRPC
+     * call, continuing the caller's {@code traceparent}, with the engine's steps as child spans.
+     * Null (the default) traces nothing.
+     */
+    public Builder tracing(io.opentelemetry.api.OpenTelemetry openTelemetry) {
+      this.tracing = openTelemetry;
       return this;
     }
 

@@ -19,6 +19,8 @@ import java.util.Set;
  * @param binaryByDefault the request's {@code binary_data_output} parameter
  * @param classifications per requested output that asks for Triton's classification extension (its
  *     {@code classification} parameter), how many of its top classes to answer
+ * @param span the request's trace, where the engine records its steps ({@link RequestSpan#NONE}
+ *     when it is not traced)
  */
 public record InferRequest(
     String id,
@@ -26,13 +28,32 @@ public record InferRequest(
     Set<String> outputs,
     Map<String, Boolean> binaryOutputs,
     boolean binaryByDefault,
-    Map<String, Integer> classifications) {
+    Map<String, Integer> classifications,
+    RequestSpan span) {
 
   public InferRequest {
+    span = span == null ? RequestSpan.NONE : span;
     inputs = Collections.unmodifiableMap(new LinkedHashMap<>(inputs));
     outputs = Set.copyOf(outputs);
     binaryOutputs = Map.copyOf(binaryOutputs);
     classifications = Map.copyOf(classifications);
+  }
+
+  /** A request that is not traced. */
+  public InferRequest(
+      String id,
+      Map<String, Tensor> inputs,
+      Set<String> outputs,
+      Map<String, Boolean> binaryOutputs,
+      boolean binaryByDefault,
+      Map<String, Integer> classifications) {
+    this(id, inputs, outputs, binaryOutputs, binaryByDefault, classifications, RequestSpan.NONE);
+  }
+
+  /** This request, traced in {@code span}. */
+  public InferRequest traced(RequestSpan span) {
+    return new InferRequest(
+        id, inputs, outputs, binaryOutputs, binaryByDefault, classifications, span);
   }
 
   /** A request that asks for no classification. */

@@ -190,6 +190,8 @@ public final class InferenceService {
 
   /** The result of a run, with the outputs asked for as classes ranked. */
   private Result result(String name, ModelTarget target, InferRequest request, Outcome o) {
+    request.span().set(RequestSpan.MODEL_NAME, name);
+    request.span().set(RequestSpan.MODEL_VERSION, o.version());
     if (request.classifications().isEmpty()) {
       return new Result(name, request, o);
     }

@@ -68,6 +68,11 @@ final class ModelExecutor {
     default boolean withModelIfResident(ModelTarget target, Consumer<InferenceModel> work) {
       return false;
     }
+
+    /** Whether a lease of the model would find it loaded (asked only for traced runs). */
+    default boolean resident(ModelTarget target) {
+      return true;
+    }
   }
 
   /** Schedules a task after a delay; a task may run late, never early. Must be thread-safe. */
@@ -176,6 +181,17 @@ final class ModelExecutor {
       Set<String> outputs,
       long deadline,
       long runHereUpToNanos) {
+    return submit(target, inputs, outputs, deadline, runHereUpToNanos, RequestSpan.NONE);
+  }
+
+  /** As {@link #submit}, recording the call's queue wait, load and run in {@code span}. */
+  CompletableFuture<Map<String, Tensor>> submit(
+      ModelTarget target,
+      Map<String, Tensor> inputs,
+      Set<String> outputs,
+      long deadline,
+      long runHereUpToNanos,
+      RequestSpan span) {
     long now = ticker.read();
     Call call =
         new Call(
@@ -185,7 +201,8 @@ final class ModelExecutor {
             Batches.rows(inputs),
             Batches.joinKey(target.modelId(), inputs, outputs),
             now,
-            deadline);
+            deadline,
+            span);
     Work work = new Work();
     work.caller = runHereUpToNanos >= typicalRunNanos ? call : null;
     lock.lock();
@@ -386,11 +403,29 @@ final class ModelExecutor {
         }
       }
       if (!live.isEmpty()) {
-        Consumer<InferenceModel> work = model -> execute(model, live, answers);
+        boolean traced = traced(live);
+        // a traced run notes whether its lease has to wait for a load, and when the lease came
+        boolean loads = traced && !onlyIfResident && !access.resident(live.get(0).target);
+        long[] leased = {start};
+        Consumer<InferenceModel> work =
+            model -> {
+              if (traced) {
+                leased[0] = ticker.read();
+              }
+              execute(model, live, answers);
+            };
         if (onlyIfResident) {
           ran = access.withModelIfResident(live.get(0).target, work);
         } else {
           access.withModel(live.get(0).target, work);
+        }
+        if (ran && traced) {
+          for (Call c : live) {
+            c.span.child("queue", c.enqueued, start);
+            if (loads) {
+              c.span.child("load", start, leased[0]);
+            }
+          }
         }
       }
       if (ran) {
@@ -457,7 +492,9 @@ final class ModelExecutor {
       }
       return;
     }
-    ran(calls.size(), sum(rows), ticker.read() - start);
+    long end = ticker.read();
+    ran(calls.size(), sum(rows), end - start);
+    traceRun(calls, sum(rows), start, end, "ok");
     for (int i = 0; i < rows.length; i++) {
       Call c = calls.get(i);
       Map<String, Tensor> out = parts.get(i);
@@ -472,10 +509,42 @@ final class ModelExecutor {
     long start = ticker.read();
     try {
       Map<String, Tensor> out = model.infer(c.inputs, c.outputs);
-      ran(1, Math.max(c.rows, 1), ticker.read() - start);
+      long end = ticker.read();
+      ran(1, Math.max(c.rows, 1), end - start);
+      traceRun(List.of(c), Math.max(c.rows, 1), start, end, "ok");
       answers.add(() -> c.result.complete(out));
     } catch (RuntimeException e) {
+      traceRun(List.of(c), Math.max(c.rows, 1), start, ticker.read(), "failed");
       answers.add(() -> c.result.completeExceptionally(e));
+    }
+  }
+
+  private static boolean traced(List<Call> calls) {
+    for (Call c : calls) {
+      if (c.span.recording()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Records one run of {@code calls} ({@code rows} rows in all) in each call's span. */
+  private void traceRun(List<Call> calls, int rows, long start, long end, String outcome) {
+    if (!traced(calls)) {
+      return;
+    }
+    io.opentelemetry.api.common.Attributes a =
+        io.opentelemetry.api.common.Attributes.of(
+            RequestSpan.MODEL_NAME,
+            key,
+            RequestSpan.BATCH_REQUESTS,
+            (long) calls.size(),
+            RequestSpan.BATCH_ROWS,
+            (long) rows,
+            RequestSpan.OUTCOME,
+            outcome);
+    for (Call c : calls) {
+      c.span.child("run", start, end, a);
     }
   }
 
@@ -502,6 +571,7 @@ final class ModelExecutor {
     final String joinKey;
     final long enqueued;
     final long deadline;
+    final RequestSpan span;
     final CompletableFuture<Map<String, Tensor>> result = new CompletableFuture<>();
 
     Call(
@@ -511,7 +581,8 @@ final class ModelExecutor {
         int rows,
         String joinKey,
         long enqueued,
-        long deadline) {
+        long deadline,
+        RequestSpan span) {
       this.target = target;
       this.inputs = inputs;
       this.outputs = outputs;
@@ -519,6 +590,7 @@ final class ModelExecutor {
       this.joinKey = joinKey;
       this.enqueued = enqueued;
       this.deadline = deadline;
+      this.span = span;
     }
   }
 

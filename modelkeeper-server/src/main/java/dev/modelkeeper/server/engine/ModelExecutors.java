@@ -92,6 +92,11 @@ public final class ModelExecutors {
         withModel(target, work);
         return true;
       }
+
+      @Override
+      public boolean resident(ModelTarget target) {
+        return manager.contains(target.key());
+      }
     };
   }
 
@@ -130,7 +135,14 @@ public final class ModelExecutors {
   public InferenceService.AsyncExecution execution() {
     return (target, request, deadline, runHereUpToNanos) -> {
       CompletableFuture<Map<String, Tensor>> run =
-          infer(target, request.inputs(), request.outputs(), deadline, runHereUpToNanos);
+          executor(target.key())
+              .submit(
+                  target,
+                  request.inputs(),
+                  request.outputs(),
+                  deadline,
+                  runHereUpToNanos,
+                  request.span());
       CompletableFuture<InferenceService.Outcome> outcome =
           run.thenApply(outputs -> new InferenceService.Outcome(target.version(), outputs));
       outcome.whenComplete((r, t) -> run.cancel(false)); // withdraws it when the caller cancels

@@ -6,10 +6,12 @@ import dev.modelkeeper.onnx.TritonConfig;
 import dev.modelkeeper.server.engine.BearerAuth;
 import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.Engine;
+import dev.modelkeeper.server.engine.InferRequest;
 import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.engine.InflightBytes;
 import dev.modelkeeper.server.engine.ModelTarget;
 import dev.modelkeeper.server.engine.RequestIds;
+import dev.modelkeeper.server.engine.RequestSpan;
 import dev.modelkeeper.server.engine.ServerState;
 import dev.modelkeeper.server.engine.ServerVersion;
 import dev.modelkeeper.server.engine.UnauthorizedException;
@@ -49,6 +51,7 @@ import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -235,7 +238,7 @@ public final class GrpcEndpoint {
       int maxConnections,
       Duration handshakeTimeout,
       GrpcArrivals arrivals,
-      ServerStreamTracer.Factory calls,
+      List<ServerStreamTracer.Factory> tracers,
       Service service,
       BearerAuth auth,
       DirectBuffers offHeap)
@@ -271,8 +274,10 @@ public final class GrpcEndpoint {
             new DefaultThreadFactory("grpc-transport", true),
             io);
     ConnectionLimit limit = new ConnectionLimit(maxConnections);
+    NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
+    tracers.forEach(builder::addStreamTracerFactory);
     Server server =
-        NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
+        builder
             .bossEventLoopGroup(acceptor)
             .workerEventLoopGroup(transport)
             .channelFactory(
@@ -300,7 +305,6 @@ public final class GrpcEndpoint {
             .decompressorRegistry(
                 DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, false))
             .addStreamTracerFactory(arrivals)
-            .addStreamTracerFactory(calls)
             // arrivals first (the last one listed sees a call first)
             .addService(
                 ServerInterceptors.intercept(
@@ -482,6 +486,7 @@ public final class GrpcEndpoint {
       CompletableFuture<Void> admitted = inflight.reserve(bytes);
       String name = request.getModelName();
       String version = version(request.getModelVersion());
+      RequestSpan span = GrpcSpans.current();
       start(
           out,
           admitted,
@@ -497,10 +502,7 @@ public final class GrpcEndpoint {
             if (target == null) { // resolving reads the repository: not on this thread
               return engine
                   .workers()
-                  .call(
-                      () ->
-                          GrpcTensors.encode(
-                              engine.infer(name, version, GrpcTensors.decode(request))));
+                  .call(() -> encode(engine.infer(name, version, decode(request, span)), span));
             }
             // decoded here and queued on the model's executor, or run here when it can run at once
             // and its runs are quick
@@ -508,13 +510,32 @@ public final class GrpcEndpoint {
                 engine.infer(
                     name,
                     target,
-                    GrpcTensors.decode(request),
+                    decode(request, span),
                     System.nanoTime() + engine.workers().timeout().toNanos(),
                     QUICK_RUN_NANOS);
-            CompletableFuture<ModelInferResponse> encoded = started.thenApply(GrpcTensors::encode);
+            CompletableFuture<ModelInferResponse> encoded =
+                span.recording()
+                    ? started.thenApply(result -> encode(result, span))
+                    : started.thenApply(GrpcTensors::encode);
             encoded.whenComplete((r, t) -> started.cancel(false)); // withdraws a cancelled call
             return engine.workers().withinTimeout(encoded);
           });
+    }
+
+    /** The request, traced in {@code span} when it records. */
+    private static InferRequest decode(ModelInferRequest request, RequestSpan span) {
+      InferRequest decoded = GrpcTensors.decode(request);
+      return span.recording() ? decoded.traced(span) : decoded;
+    }
+
+    /** The answer, its encoding recorded in {@code span}. */
+    private static ModelInferResponse encode(InferenceService.Result result, RequestSpan span) {
+      long start = span.recording() ? System.nanoTime() : 0;
+      ModelInferResponse answer = GrpcTensors.encode(result);
+      if (span.recording()) {
+        span.child("encode", start, System.nanoTime());
+      }
+      return answer;
     }
 
     @Override

@@ -5,7 +5,9 @@ import dev.modelkeeper.onnx.TritonConfig;
 import dev.modelkeeper.server.engine.BadRequestException;
 import dev.modelkeeper.server.engine.Engine;
 import dev.modelkeeper.server.engine.InferRequest;
+import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.engine.ModelTarget;
+import dev.modelkeeper.server.engine.RequestSpan;
 import dev.modelkeeper.server.engine.ServerVersion;
 import dev.modelkeeper.server.http.HttpResult;
 import dev.modelkeeper.server.http.Json;
@@ -13,6 +15,7 @@ import dev.modelkeeper.server.http.RequestBody;
 import dev.modelkeeper.server.http.RequestRunner;
 import dev.modelkeeper.server.http.Routes;
 import io.javalin.http.Context;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The Open Inference Protocol REST endpoints: health, server and model metadata, model readiness,
@@ -133,6 +136,7 @@ public final class OipRoutes {
       Json.checkContentType(ctx.contentType());
     }
     RequestBody body = RequestBody.of(ctx);
+    RequestSpan span = Routes.span(ctx);
     runner.submitAsync(
         ctx,
         (deadline, mayRunModel) -> {
@@ -141,9 +145,23 @@ public final class OipRoutes {
               decoder.decode(body.stream(), body.length(), body.bytes(), headerLength);
           // run here when the model has a free slot (and this thread may), else queued on the
           // model's own executor, this thread free meanwhile
-          return engine
-              .infer(name, target, request, deadline, mayRunModel ? Engine.ANY_RUN : Engine.NO_RUN)
-              .thenApply(responses::inferResponse);
+          CompletableFuture<InferenceService.Result> started =
+              engine.infer(
+                  name,
+                  target,
+                  span.recording() ? request.traced(span) : request,
+                  deadline,
+                  mayRunModel ? Engine.ANY_RUN : Engine.NO_RUN);
+          if (!span.recording()) {
+            return started.thenApply(responses::inferResponse);
+          }
+          return started.thenApply(
+              result -> {
+                long start = System.nanoTime();
+                HttpResult encoded = responses.inferResponse(result);
+                span.child("encode", start, System.nanoTime());
+                return encoded;
+              });
         });
   }
 

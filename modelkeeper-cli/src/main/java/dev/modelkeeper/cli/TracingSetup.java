@@ -1,0 +1,83 @@
+package dev.modelkeeper.cli;
+
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * OpenTelemetry tracing from the standard {@code OTEL_*} variables: on when an OTLP endpoint or a
+ * traces exporter is named (and {@code OTEL_SDK_DISABLED} is not true), off otherwise. Only traces
+ * are exported (metrics stay on {@code /metrics}), over OTLP/HTTP (port 4318) unless {@code
+ * OTEL_EXPORTER_OTLP_PROTOCOL} says {@code http/json}; the service is called {@code modelkeeper}
+ * unless {@code OTEL_SERVICE_NAME} says otherwise. Not thread-safe; the command uses it once.
+ */
+final class TracingSetup {
+
+  /** The variables that turn tracing on. */
+  static final List<String> SWITCHES =
+      List.of(
+          "OTEL_EXPORTER_OTLP_ENDPOINT",
+          "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+          "OTEL_TRACES_EXPORTER");
+
+  private static final long SHUTDOWN_SECONDS = 10;
+
+  private TracingSetup() {}
+
+  /** Whether {@code env} asks for tracing. */
+  static boolean wanted(Map<String, String> env) {
+    if ("true".equalsIgnoreCase(env.getOrDefault("OTEL_SDK_DISABLED", "").trim())) {
+      return false;
+    }
+    for (String name : SWITCHES) {
+      String value = env.get(name);
+      if (value != null && !value.isBlank()) {
+        return !name.equals("OTEL_TRACES_EXPORTER")
+            || !value.trim().toLowerCase(Locale.ROOT).equals("none");
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The SDK configured from the process's {@code OTEL_*} variables and system properties.
+   *
+   * @throws ConfigException naming the variables when they do not make a working exporter
+   */
+  static OpenTelemetrySdk start() {
+    try {
+      return AutoConfiguredOpenTelemetrySdk.builder()
+          .addPropertiesSupplier(
+              () ->
+                  Map.of(
+                      "otel.service.name", "modelkeeper",
+                      "otel.exporter.otlp.protocol", "http/protobuf",
+                      "otel.metrics.exporter", "none",
+                      "otel.logs.exporter", "none"))
+          .disableShutdownHook() // the server closes it after its last request
+          .build()
+          .getOpenTelemetrySdk();
+    } catch (RuntimeException e) {
+      Throwable root = e;
+      while (root.getCause() != null) {
+        root = root.getCause();
+      }
+      throw new ConfigException(
+          "invalid OTEL_* tracing settings: "
+              + (root.getMessage() != null && root != e
+                  ? e.getMessage() + ": " + root.getMessage()
+                  : e.getMessage())
+              + " (ModelKeeper exports OTLP over HTTP: OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf,"
+              + " the default, or http/json)",
+          e);
+    }
+  }
+
+  /** Sends what is still buffered and stops, waiting a bounded time. */
+  static void close(OpenTelemetrySdk sdk) {
+    sdk.shutdown().join(SHUTDOWN_SECONDS, TimeUnit.SECONDS);
+  }
+}

@@ -1,0 +1,220 @@
+package dev.modelkeeper.interop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
+import dev.modelkeeper.server.grpc.InferTensorContents;
+import dev.modelkeeper.server.grpc.ModelInferRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The packaged server traced into a real OpenTelemetry Collector (built with the collector builder,
+ * OTLP receiver and debug exporter) through the standard {@code OTEL_*} variables: a REST and a
+ * gRPC inference that carry a W3C {@code traceparent} each produce a server span in the caller's
+ * trace, child of the caller's span, with child spans for the queue wait, the model's load, the run
+ * and the encoding of the answer, and the model, version, batch size and outcome as attributes.
+ */
+@Timeout(value = 30, unit = TimeUnit.MINUTES)
+class TracingTest {
+
+  private static final String REST_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+  private static final String REST_PARENT = "00f067aa0ba902b7";
+  private static final String GRPC_TRACE = "0af7651916cd43dd8448eb211c80319c";
+  private static final String GRPC_PARENT = "b7ad6b7169203331";
+  private static final Duration EXPORT_WAIT = Duration.ofSeconds(60);
+
+  @TempDir static Path dir;
+
+  private static Collector collector;
+  private static ServerProcess server;
+
+  @BeforeAll
+  static void start() throws Exception {
+    collector = Collector.start(dir);
+    server =
+        ServerProcess.start(
+            dir.resolve("cache"),
+            Map.of(
+                "OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint(),
+                "OTEL_SERVICE_NAME", "modelkeeper-tracing-test",
+                "OTEL_BSP_SCHEDULE_DELAY", "100"));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (server != null) {
+      server.close();
+    }
+    if (collector != null) {
+      collector.close();
+    }
+  }
+
+  /** One span as the debug exporter prints it. */
+  record Span(
+      String traceId, String parentId, String id, String name, String kind, String attributes) {}
+
+  private static final Pattern FIELD =
+      Pattern.compile("^\\s*(Trace ID|Parent ID|ID|Name|Kind)\\s*:\\s*(.*)$");
+
+  /** Every span in the collector's log so far. */
+  private static List<Span> spans() {
+    List<Span> out = new ArrayList<>();
+    for (String block : collector.log().split("Span #")) {
+      Map<String, String> f = new LinkedHashMap<>();
+      StringBuilder attributes = new StringBuilder();
+      for (String line : block.split("\n")) {
+        Matcher m = FIELD.matcher(line);
+        if (m.matches() && !f.containsKey(m.group(1))) {
+          f.put(m.group(1), m.group(2).trim());
+        } else if (line.contains("-> ")) {
+          attributes.append(line.trim()).append('\n');
+        }
+      }
+      if (f.containsKey("Trace ID") && f.containsKey("Name")) {
+        out.add(
+            new Span(
+                f.get("Trace ID"),
+                f.getOrDefault("Parent ID", ""),
+                f.get("ID"),
+                f.get("Name"),
+                f.getOrDefault("Kind", ""),
+                attributes.toString()));
+      }
+    }
+    return out;
+  }
+
+  /** The spans of {@code traceId}, waiting (bounded) until the server span and its 4 children. */
+  private static List<Span> trace(String traceId) throws InterruptedException {
+    long deadline = System.nanoTime() + EXPORT_WAIT.toNanos();
+    List<Span> found = List.of();
+    while (System.nanoTime() < deadline) {
+      found = spans().stream().filter(s -> s.traceId().equals(traceId)).toList();
+      if (found.size() >= 5) {
+        return found;
+      }
+      Thread.sleep(100); // polling the collector's output, not ordering threads
+    }
+    throw new AssertionError(
+        "trace "
+            + traceId
+            + " has "
+            + found
+            + " after "
+            + EXPORT_WAIT
+            + "; collector log:\n"
+            + collector.log());
+  }
+
+  private static void checkTrace(
+      String traceId, String callerSpan, String serverSpanName, String model) throws Exception {
+    List<Span> spans = trace(traceId);
+    Span root =
+        spans.stream()
+            .filter(s -> s.parentId().equals(callerSpan))
+            .findFirst()
+            .orElseThrow(
+                () -> new AssertionError("no span with parent " + callerSpan + ": " + spans));
+    assertThat(root.name()).isEqualTo(serverSpanName);
+    assertThat(root.kind()).containsIgnoringCase("server");
+    assertThat(root.attributes())
+        .contains("modelkeeper.model: Str(" + model + ")")
+        .contains("modelkeeper.model.version: Str(1)")
+        .contains("modelkeeper.outcome: Str(ok)");
+    Map<String, Span> children = new LinkedHashMap<>();
+    for (Span s : spans) {
+      if (s.parentId().equals(root.id())) {
+        children.put(s.name(), s);
+      }
+    }
+    assertThat(children).containsKeys("queue", "load", "run", "encode");
+    assertThat(children.get("run").attributes())
+        .contains("modelkeeper.batch.requests: Int(1)")
+        .contains("modelkeeper.batch.rows: Int(1)")
+        .contains("modelkeeper.outcome: Str(ok)");
+  }
+
+  @Test
+  void restInference_withTraceparent_continuesTheCallersTrace() throws Exception {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    HttpResponse<String> r =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://" + server.httpAddress() + "/v2/models/iris/infer"))
+                .timeout(Duration.ofSeconds(60))
+                .header("traceparent", "00-" + REST_TRACE + "-" + REST_PARENT + "-01")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],"
+                            + "\"data\":[5.1,3.5,1.4,0.2]}]}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    checkTrace(REST_TRACE, REST_PARENT, "POST /v2/models/{model}/infer", "iris");
+  }
+
+  @Test
+  void grpcInference_withTraceparent_continuesTheCallersTrace() throws Exception {
+    String[] hostPort = server.grpcAddress().split(":");
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress(hostPort[0], Integer.parseInt(hostPort[1]))
+            .usePlaintext()
+            .build();
+    try {
+      Metadata headers = new Metadata();
+      headers.put(
+          Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER),
+          "00-" + GRPC_TRACE + "-" + GRPC_PARENT + "-01");
+      InferTensorContents.Builder data = InferTensorContents.newBuilder();
+      for (int i = 0; i < 8; i++) {
+        data.addFp32Contents(0.5f);
+      }
+      ModelInferRequest request =
+          ModelInferRequest.newBuilder()
+              .setModelName("mlp-small")
+              .setModelVersion("1")
+              .addInputs(
+                  ModelInferRequest.InferInputTensor.newBuilder()
+                      .setName("input")
+                      .setDatatype("FP32")
+                      .addShape(1)
+                      .addShape(8)
+                      .setContents(data))
+              .build();
+      assertThat(
+              GRPCInferenceServiceGrpc.newBlockingStub(channel)
+                  .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
+                  .withDeadlineAfter(60, TimeUnit.SECONDS)
+                  .modelInfer(request)
+                  .getOutputsCount())
+          .isEqualTo(1);
+      assertThat(ByteString.EMPTY).isNotNull();
+    } finally {
+      channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+    }
+    checkTrace(GRPC_TRACE, GRPC_PARENT, "inference.GRPCInferenceService/ModelInfer", "mlp-small");
+  }
+}
