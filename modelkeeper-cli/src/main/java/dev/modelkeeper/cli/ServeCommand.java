@@ -282,7 +282,7 @@ final class ServeCommand implements Callable<Integer> {
 
   private io.opentelemetry.sdk.OpenTelemetrySdk tracing() {
     if (tracing == null && TracingSetup.wanted(env)) {
-      tracing = TracingSetup.start();
+      tracing = TracingSetup.start(env);
     }
     return tracing;
   }

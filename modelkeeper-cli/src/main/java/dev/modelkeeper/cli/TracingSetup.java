@@ -47,7 +47,21 @@ final class TracingSetup {
    *
    * @throws ConfigException naming the variables when they do not make a working exporter
    */
-  static OpenTelemetrySdk start() {
+  static OpenTelemetrySdk start(Map<String, String> env) {
+    for (String name :
+        List.of("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")) {
+      String protocol = env.getOrDefault(name, "").trim();
+      if (!protocol.isEmpty() && !protocol.startsWith("http/")) {
+        throw new ConfigException(
+            "invalid "
+                + name
+                + "="
+                + protocol
+                + ": ModelKeeper exports OTLP over HTTP; use http/protobuf (the default, port 4318)"
+                + " or http/json",
+            null);
+      }
+    }
     try {
       return AutoConfiguredOpenTelemetrySdk.builder()
           .addPropertiesSupplier(
@@ -70,8 +84,7 @@ final class TracingSetup {
               + (root.getMessage() != null && root != e
                   ? e.getMessage() + ": " + root.getMessage()
                   : e.getMessage())
-              + " (ModelKeeper exports OTLP over HTTP: OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf,"
-              + " the default, or http/json)",
+              + "",
           e);
     }
   }

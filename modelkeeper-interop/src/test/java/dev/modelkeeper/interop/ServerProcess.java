@@ -76,6 +76,7 @@ final class ServerProcess implements AutoCloseable {
     drain.start();
     assertThat(ready.await(2, TimeUnit.MINUTES)).as("server printed Ready.").isTrue();
     synchronized (server.log) {
+      assertThat(server.log).as("the server's output").contains("Ready.");
       assertThat(server.httpAddress).as("printed HTTP address").isNotNull();
       assertThat(server.grpcAddress).as("printed gRPC address").isNotNull();
     }
@@ -106,6 +107,7 @@ final class ServerProcess implements AutoCloseable {
     } catch (IOException ignored) {
       // the server ended
     }
+    ready.countDown(); // it ended before it was ready: the start fails now, not after the wait
   }
 
   String httpAddress() {
