@@ -107,7 +107,7 @@ final class ServeCommand implements Callable<Integer> {
       paramLabel = "SIZE",
       description =
           "Cap on the whole process's resident memory, Java heap included, e.g. 768MiB or"
-              + " 4GiB; models are charged their measured cost against it. 0 means 80% of the"
+              + " 4GiB; models are charged their measured cost against it. 0 means 80%% of the"
               + " container's memory limit, else of the machine's memory"
               + " (default: ${DEFAULT-VALUE}).")
   String maxMemory;
