@@ -33,6 +33,7 @@ import dev.modelkeeper.server.engine.Workers;
 import dev.modelkeeper.server.grpc.GrpcArrivals;
 import dev.modelkeeper.server.grpc.GrpcCallMetrics;
 import dev.modelkeeper.server.grpc.GrpcEndpoint;
+import dev.modelkeeper.server.http.AllowedMethods;
 import dev.modelkeeper.server.http.BodyIntake;
 import dev.modelkeeper.server.http.ErrorMapper;
 import dev.modelkeeper.server.http.HeaderDeadline;
@@ -52,7 +53,9 @@ import dev.modelkeeper.server.repository.RepositoryRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
 import io.javalin.config.JavalinConfig;
+import io.javalin.config.JavalinState;
 import io.javalin.http.HttpResponseException;
+import io.javalin.router.EndpointNotFound;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -309,6 +312,13 @@ public final class ModelKeeperServer implements AutoCloseable {
         (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
     c.routes.exception(
         Exception.class, (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
+    // a known path asked with a method none of its routes accepts: 405 with Allow (OPTIONS: 204)
+    JavalinState javalin = c.unsafe;
+    AllowedMethods allowed =
+        new AllowedMethods(() -> javalin.internalRouter.allHttpHandlers(), errors);
+    c.routes.exception(
+        EndpointNotFound.class,
+        (e, ctx) -> allowed.answer(ctx, e, Routes.requestId(ctx)).writeTo(ctx));
     Routes routes = new Routes(c.routes);
     if (auth != null) {
       routes.filter("/model/*", Routes.requiring(auth));
