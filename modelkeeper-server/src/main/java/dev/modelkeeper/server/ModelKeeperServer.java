@@ -13,6 +13,7 @@ import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
+import dev.modelkeeper.server.docs.DocsRoutes;
 import dev.modelkeeper.server.engine.BearerAuth;
 import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.Engine;
@@ -56,6 +57,7 @@ import io.javalin.config.JavalinConfig;
 import io.javalin.config.JavalinState;
 import io.javalin.http.HttpResponseException;
 import io.javalin.router.EndpointNotFound;
+import io.javalin.router.ParsedEndpoint;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,8 +78,9 @@ import org.eclipse.jetty.server.handler.GracefulHandler;
 
 /**
  * The ModelKeeper HTTP server: the Open Inference Protocol, its repository extension, the
- * management API and Prometheus metrics over one {@link ModelManager} (a {@link BaseModelManager}
- * under a {@link WithFixedSizeCache} budget). Thread-safe.
+ * management API, Prometheus metrics and the API's OpenAPI document and docs page over one {@link
+ * ModelManager} (a {@link BaseModelManager} under a {@link WithFixedSizeCache} budget).
+ * Thread-safe.
  *
  * <p>{@link #start} binds the port and returns at once; pinned and preloaded models load in the
  * background, and {@code /v2/health/ready} answers 200 once they are done. {@link #close()} shuts
@@ -327,6 +330,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     new OipRoutes(engine, new InferRequestDecoder(json), json, runner).register(routes);
     new RepositoryRoutes(engine, json, runner).register(routes);
     new ManagementRoutes(engine, json, runner).register(routes);
+    DocsRoutes.load().register(routes);
     routes.get(
         "/metrics",
         ctx ->
@@ -458,6 +462,20 @@ public final class ModelKeeperServer implements AutoCloseable {
   public int grpcPort() {
     GrpcEndpoint g = grpc;
     return g == null ? ServerConfig.GRPC_OFF : g.port();
+  }
+
+  /**
+   * The HTTP routes this server answers, each as its method and path template, e.g. {@code POST
+   * /v2/models/{model}/infer}, in the order they were registered.
+   */
+  public List<String> httpRoutes() {
+    List<String> out = new ArrayList<>();
+    for (ParsedEndpoint route : app.unsafe.internalRouter.allHttpHandlers()) {
+      if (route.endpoint.method.isHttpMethod()) {
+        out.add(route.endpoint.method.name() + " " + route.endpoint.path);
+      }
+    }
+    return out;
   }
 
   /** The base URL clients use, e.g. {@code http://localhost:8000}. */

@@ -27,6 +27,7 @@ class ArchitectureTest {
   private static final String MANAGEMENT = "dev.modelkeeper.server.management..";
   private static final String REPOSITORY = "dev.modelkeeper.server.repository..";
   private static final String GRPC = "dev.modelkeeper.server.grpc..";
+  private static final String DOCS = "dev.modelkeeper.server.docs..";
 
   /** The libraries that carry a wire format or a transport. */
   private static final String[] WIRE = {
@@ -38,7 +39,7 @@ class ArchitectureTest {
     "dev.modelkeeper.onnx.triton.."
   };
 
-  private static final List<String> TRANSPORTS = List.of(OIP, MANAGEMENT, REPOSITORY, GRPC);
+  private static final List<String> TRANSPORTS = List.of(OIP, MANAGEMENT, REPOSITORY, GRPC, DOCS);
 
   private static JavaClasses classes;
 
@@ -73,7 +74,8 @@ class ArchitectureTest {
             .should()
             .dependOnClassesThat()
             .resideInAnyPackage(
-                concat(WIRE, HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC, "dev.modelkeeper.server"));
+                concat(
+                    WIRE, HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC, DOCS, "dev.modelkeeper.server"));
     rule.check(classes);
   }
 
@@ -107,7 +109,7 @@ class ArchitectureTest {
   void rest_usesNoGrpcClass() {
     noClasses()
         .that()
-        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY)
+        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, DOCS)
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(GRPC, "io.grpc..")
@@ -121,7 +123,7 @@ class ArchitectureTest {
         .resideInAPackage(HTTP)
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage(OIP, MANAGEMENT, REPOSITORY, GRPC, "dev.modelkeeper.server")
+        .resideInAnyPackage(OIP, MANAGEMENT, REPOSITORY, GRPC, DOCS, "dev.modelkeeper.server")
         .check(classes);
   }
 
@@ -129,7 +131,7 @@ class ArchitectureTest {
   void transports_reachModelsOnlyThroughTheEngine() {
     noClasses()
         .that()
-        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC)
+        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC, DOCS)
         .should()
         .dependOnClassesThat()
         .haveFullyQualifiedName("dev.modelkeeper.core.ModelManager")
