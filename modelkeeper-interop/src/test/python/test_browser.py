@@ -1,5 +1,6 @@
 """The server's pages in headless Chromium: the status page at / lists the demo models, shows an
-inference within a few seconds without being reloaded, and logs no console errors.
+inference within a few seconds without being reloaded, and logs no console errors; the API docs
+page at /v2/docs renders the server's OpenAPI document from the server's own Swagger UI.
 
 MK_HTTP is the server (host:port); MK_CHROMIUM and MK_CHROMEDRIVER are Debian's browser and driver.
 Nothing is downloaded: the driver is given by path."""
@@ -85,4 +86,24 @@ def test_status_page_updates_after_an_inference(browser):
     events = rows(browser, "events")
     assert any(cells[1:3] == ["mlp-small/1", "loaded"] for cells in events), events
     assert browser.execute_script("return document.getElementById('live').textContent") == "live"
+    assert console_errors(browser) == []
+
+
+def test_docs_page_renders_the_openapi_document(browser):
+    browser.get(BASE + "/v2/docs")
+    WebDriverWait(browser, 30, poll_frequency=0.25).until(
+        lambda d: d.execute_script(
+            "return document.querySelectorAll('.opblock-summary-path').length") > 10)
+    title = browser.execute_script(
+        "var t = document.querySelector('.info .title'); return t && t.textContent;")
+    assert title and "ModelKeeper" in title, title
+    paths = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.opblock-summary-path'))"
+        ".map(e => e.getAttribute('data-path'));")
+    assert "/v2/models/{model}/infer" in paths, paths
+    # nothing came from outside the server
+    outside = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+        ".filter(n => !n.startsWith(location.origin));")
+    assert outside == [], outside
     assert console_errors(browser) == []

@@ -52,6 +52,7 @@ class BrowserTest {
     assertThat(run.output())
         .contains("test_status_page_lists_demo_models PASSED")
         .contains("test_status_page_updates_after_an_inference PASSED")
+        .contains("test_docs_page_renders_the_openapi_document PASSED")
         .doesNotContain("SKIPPED");
   }
 }

@@ -13,6 +13,7 @@ import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
+import dev.modelkeeper.server.docs.DocsRoutes;
 import dev.modelkeeper.server.engine.BearerAuth;
 import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.Engine;
@@ -36,6 +37,7 @@ import dev.modelkeeper.server.grpc.GrpcArrivals;
 import dev.modelkeeper.server.grpc.GrpcCallMetrics;
 import dev.modelkeeper.server.grpc.GrpcEndpoint;
 import dev.modelkeeper.server.grpc.GrpcSpans;
+import dev.modelkeeper.server.http.AllowedMethods;
 import dev.modelkeeper.server.http.BodyIntake;
 import dev.modelkeeper.server.http.ErrorMapper;
 import dev.modelkeeper.server.http.HeaderDeadline;
@@ -56,7 +58,10 @@ import dev.modelkeeper.server.status.StatusRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
 import io.javalin.config.JavalinConfig;
+import io.javalin.config.JavalinState;
 import io.javalin.http.HttpResponseException;
+import io.javalin.router.EndpointNotFound;
+import io.javalin.router.ParsedEndpoint;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -77,8 +82,9 @@ import org.eclipse.jetty.server.handler.GracefulHandler;
 
 /**
  * The ModelKeeper HTTP server: the Open Inference Protocol, its repository extension, the
- * management API and Prometheus metrics over one {@link ModelManager} (a {@link BaseModelManager}
- * under a {@link WithFixedSizeCache} budget). Thread-safe.
+ * management API, Prometheus metrics and the API's OpenAPI document and docs page over one {@link
+ * ModelManager} (a {@link BaseModelManager} under a {@link WithFixedSizeCache} budget).
+ * Thread-safe.
  *
  * <p>{@link #start} binds the port and returns at once; pinned and preloaded models load in the
  * background, and {@code /v2/health/ready} answers 200 once they are done. {@link #close()} shuts
@@ -320,6 +326,13 @@ public final class ModelKeeperServer implements AutoCloseable {
         (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
     c.routes.exception(
         Exception.class, (e, ctx) -> errors.toResult(e, Routes.requestId(ctx)).writeTo(ctx));
+    // a known path asked with a method none of its routes accepts: 405 with Allow (OPTIONS: 204)
+    JavalinState javalin = c.unsafe;
+    AllowedMethods allowed =
+        new AllowedMethods(() -> javalin.internalRouter.allHttpHandlers(), errors);
+    c.routes.exception(
+        EndpointNotFound.class,
+        (e, ctx) -> allowed.answer(ctx, e, Routes.requestId(ctx)).writeTo(ctx));
     Routes routes = new Routes(c.routes, tracing);
     if (auth != null) {
       routes.filter("/model/*", Routes.requiring(auth));
@@ -329,6 +342,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     new RepositoryRoutes(engine, json, runner).register(routes);
     new ManagementRoutes(engine, json, runner).register(routes);
     new StatusRoutes(engine, status).register(routes);
+    DocsRoutes.load().register(routes);
     routes.get(
         "/metrics",
         ctx ->
@@ -465,6 +479,20 @@ public final class ModelKeeperServer implements AutoCloseable {
   public int grpcPort() {
     GrpcEndpoint g = grpc;
     return g == null ? ServerConfig.GRPC_OFF : g.port();
+  }
+
+  /**
+   * The HTTP routes this server answers, each as its method and path template, e.g. {@code POST
+   * /v2/models/{model}/infer}, in the order they were registered.
+   */
+  public List<String> httpRoutes() {
+    List<String> out = new ArrayList<>();
+    for (ParsedEndpoint route : app.unsafe.internalRouter.allHttpHandlers()) {
+      if (route.endpoint.method.isHttpMethod()) {
+        out.add(route.endpoint.method.name() + " " + route.endpoint.path);
+      }
+    }
+    return out;
   }
 
   /** The base URL clients use, e.g. {@code http://localhost:8000}. */

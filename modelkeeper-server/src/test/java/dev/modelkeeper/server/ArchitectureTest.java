@@ -28,6 +28,7 @@ class ArchitectureTest {
   private static final String REPOSITORY = "dev.modelkeeper.server.repository..";
   private static final String GRPC = "dev.modelkeeper.server.grpc..";
   private static final String STATUS = "dev.modelkeeper.server.status..";
+  private static final String DOCS = "dev.modelkeeper.server.docs..";
 
   /** The libraries that carry a wire format or a transport. */
   private static final String[] WIRE = {
@@ -39,7 +40,8 @@ class ArchitectureTest {
     "dev.modelkeeper.onnx.triton.."
   };
 
-  private static final List<String> TRANSPORTS = List.of(OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS);
+  private static final List<String> TRANSPORTS =
+      List.of(OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS, DOCS);
 
   private static JavaClasses classes;
 
@@ -74,7 +76,16 @@ class ArchitectureTest {
             .should()
             .dependOnClassesThat()
             .resideInAnyPackage(
-                concat(WIRE, HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC, "dev.modelkeeper.server"));
+                concat(
+                    WIRE,
+                    HTTP,
+                    OIP,
+                    MANAGEMENT,
+                    REPOSITORY,
+                    GRPC,
+                    STATUS,
+                    DOCS,
+                    "dev.modelkeeper.server"));
     rule.check(classes);
   }
 
@@ -108,7 +119,7 @@ class ArchitectureTest {
   void rest_usesNoGrpcClass() {
     noClasses()
         .that()
-        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, STATUS)
+        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, STATUS, DOCS)
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(GRPC, "io.grpc..")
@@ -122,7 +133,8 @@ class ArchitectureTest {
         .resideInAPackage(HTTP)
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage(OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS, "dev.modelkeeper.server")
+        .resideInAnyPackage(
+            OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS, DOCS, "dev.modelkeeper.server")
         .check(classes);
   }
 
@@ -130,7 +142,7 @@ class ArchitectureTest {
   void transports_reachModelsOnlyThroughTheEngine() {
     noClasses()
         .that()
-        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS)
+        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS, DOCS)
         .should()
         .dependOnClassesThat()
         .haveFullyQualifiedName("dev.modelkeeper.core.ModelManager")
