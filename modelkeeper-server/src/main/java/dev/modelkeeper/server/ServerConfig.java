@@ -4,6 +4,7 @@ import dev.modelkeeper.core.ModelRegistry;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.server.engine.InvalidConfigException;
+import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,7 +65,7 @@ public final class ServerConfig {
   private final List<String> allowedOrigins;
   private final List<String> preload;
   private final List<String> pin;
-  private final io.opentelemetry.api.OpenTelemetry tracing;
+  private final OpenTelemetry tracing;
 
   private ServerConfig(Builder b) {
     this.host = b.host;
@@ -309,7 +310,7 @@ public final class ServerConfig {
   }
 
   /** Where requests' spans go; null when requests are not traced (the default). */
-  public io.opentelemetry.api.OpenTelemetry tracing() {
+  public OpenTelemetry tracing() {
     return tracing;
   }
 
@@ -362,7 +363,7 @@ public final class ServerConfig {
     private final List<String> allowedOrigins = new ArrayList<>();
     private final List<String> preload = new ArrayList<>();
     private final List<String> pin = new ArrayList<>();
-    private io.opentelemetry.api.OpenTelemetry tracing;
+    private OpenTelemetry tracing;
 
     private Builder(ModelRepository repository) {
       this.repository = repository;
@@ -524,7 +525,7 @@ public final class ServerConfig {
      * call, continuing the caller's {@code traceparent}, with the engine's steps as child spans.
      * Null (the default) traces nothing.
      */
-    public Builder tracing(io.opentelemetry.api.OpenTelemetry openTelemetry) {
+    public Builder tracing(OpenTelemetry openTelemetry) {
       this.tracing = openTelemetry;
       return this;
     }

@@ -6,6 +6,7 @@ import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.Tensor;
+import io.opentelemetry.api.common.Attributes;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -533,8 +534,8 @@ final class ModelExecutor {
     if (!traced(calls)) {
       return;
     }
-    io.opentelemetry.api.common.Attributes a =
-        io.opentelemetry.api.common.Attributes.of(
+    Attributes a =
+        Attributes.of(
             RequestSpan.MODEL_NAME,
             key,
             RequestSpan.BATCH_REQUESTS,
