@@ -206,7 +206,7 @@ class MalformedInputTest {
   void requests_toUnknownRoutes_answer404JsonErrors() {
     List<String> problems = new ArrayList<>();
     String[][] requests = {
-      {"GET", "/", null},
+      {"POST", "/", VALID}, // GET / is the status page
       {"GET", "/nope", null},
       {"GET", "/v1/models/iris", null},
       {"POST", "/v2/models/iris/explain", VALID},
