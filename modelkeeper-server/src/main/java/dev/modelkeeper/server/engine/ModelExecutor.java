@@ -404,17 +404,21 @@ final class ModelExecutor {
         }
       }
       if (!live.isEmpty()) {
+        Consumer<InferenceModel> work = model -> execute(model, live, answers);
         boolean traced = traced(live);
-        // a traced run notes whether its lease has to wait for a load, and when the lease came
-        boolean loads = traced && !onlyIfResident && !access.resident(live.get(0).target);
-        long[] leased = {start};
-        Consumer<InferenceModel> work =
-            model -> {
-              if (traced) {
-                leased[0] = ticker.read();
-              }
-              execute(model, live, answers);
-            };
+        boolean loads = false;
+        long[] leased = null;
+        if (traced) { // notes whether the lease has to wait for a load, and when the lease came
+          loads = !onlyIfResident && !access.resident(live.get(0).target);
+          long[] at = {start};
+          Consumer<InferenceModel> run = work;
+          work =
+              model -> {
+                at[0] = ticker.read();
+                run.accept(model);
+              };
+          leased = at;
+        }
         if (onlyIfResident) {
           ran = access.withModelIfResident(live.get(0).target, work);
         } else {
@@ -512,10 +516,14 @@ final class ModelExecutor {
       Map<String, Tensor> out = model.infer(c.inputs, c.outputs);
       long end = ticker.read();
       ran(1, Math.max(c.rows, 1), end - start);
-      traceRun(List.of(c), Math.max(c.rows, 1), start, end, "ok");
+      if (c.span.recording()) {
+        traceRun(List.of(c), Math.max(c.rows, 1), start, end, "ok");
+      }
       answers.add(() -> c.result.complete(out));
     } catch (RuntimeException e) {
-      traceRun(List.of(c), Math.max(c.rows, 1), start, ticker.read(), "failed");
+      if (c.span.recording()) {
+        traceRun(List.of(c), Math.max(c.rows, 1), start, ticker.read(), "failed");
+      }
       answers.add(() -> c.result.completeExceptionally(e));
     }
   }
