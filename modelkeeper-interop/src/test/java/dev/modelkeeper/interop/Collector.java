@@ -89,6 +89,7 @@ final class Collector implements AutoCloseable {
       for (String line; (line = r.readLine()) != null; ) {
         synchronized (log) {
           log.append(line).append('\n');
+          log.notifyAll();
         }
         if (line.contains("Everything is ready")) {
           ready.countDown();
@@ -102,6 +103,25 @@ final class Collector implements AutoCloseable {
   /** The OTLP/HTTP endpoint, for {@code OTEL_EXPORTER_OTLP_ENDPOINT}. */
   String endpoint() {
     return "http://127.0.0.1:" + port;
+  }
+
+  /**
+   * Waits until what the collector printed satisfies {@code done}, woken by each line it prints,
+   * for at most {@code timeout}; returns the output either way.
+   */
+  String awaitLog(java.util.function.Predicate<String> done, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (log) {
+      while (!done.test(log.toString())) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
+        TimeUnit.NANOSECONDS.timedWait(log, left);
+      }
+      return log.toString();
+    }
   }
 
   /** Everything the collector printed so far. */
