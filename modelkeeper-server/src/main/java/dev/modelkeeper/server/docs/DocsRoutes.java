@@ -1,5 +1,6 @@
 package dev.modelkeeper.server.docs;
 
+import dev.modelkeeper.server.engine.ServerVersion;
 import dev.modelkeeper.server.http.HttpResult;
 import dev.modelkeeper.server.http.Routes;
 import io.javalin.http.Context;
@@ -8,7 +9,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.Map;
-import java.util.Properties;
 
 /**
  * The REST API's own description: the OpenAPI document at {@value #OPENAPI} and Swagger UI at
@@ -47,7 +47,7 @@ public final class DocsRoutes {
     return new DocsRoutes(
         read(OWN + "openapi.json"),
         read(OWN + "index.html"),
-        "/META-INF/resources/webjars/swagger-ui/" + swaggerUiVersion() + "/");
+        "/META-INF/resources/webjars/swagger-ui/" + ServerVersion.of("swagger-ui") + "/");
   }
 
   public void register(Routes routes) {
@@ -75,19 +75,6 @@ public final class DocsRoutes {
       bytes = in.readAllBytes();
     }
     new HttpResult(200, type, bytes, Map.of("Cache-Control", "public, max-age=86400")).writeTo(ctx);
-  }
-
-  private static String swaggerUiVersion() {
-    Properties p = new Properties();
-    try (InputStream in =
-        DocsRoutes.class.getResourceAsStream("/dev/modelkeeper/server/version.properties")) {
-      if (in != null) {
-        p.load(in);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return p.getProperty("swagger-ui", "unknown");
   }
 
   private static byte[] read(String resource) {

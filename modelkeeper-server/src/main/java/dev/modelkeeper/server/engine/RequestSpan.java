@@ -78,6 +78,17 @@ public final class RequestSpan {
         .end(epochNanos(Math.max(startNanos, endNanos)), TimeUnit.NANOSECONDS);
   }
 
+  /** Runs {@code work}, recorded as a child span named {@code name} when this span records. */
+  public <T> T measure(String name, java.util.function.Supplier<T> work) {
+    if (span == null) {
+      return work.get();
+    }
+    long start = System.nanoTime();
+    T result = work.get();
+    child(name, start, System.nanoTime());
+    return result;
+  }
+
   /** Ends the server span; {@code error} marks it failed with {@code description}. */
   public void end(boolean error, String description) {
     if (span == null) {

@@ -4,18 +4,27 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
 
-/** The server's version, read once from a resource the build writes. Thread-safe. */
+/**
+ * The server's version and the versions of what it bundles, read once from a resource the build
+ * writes. Thread-safe.
+ */
 public final class ServerVersion {
 
-  private static final String VERSION = read();
+  private static final Properties VERSIONS = read();
 
   private ServerVersion() {}
 
+  /** The server's version. */
   public static String get() {
-    return VERSION;
+    return of("version");
   }
 
-  private static String read() {
+  /** The version the build recorded under {@code key} (e.g. {@code swagger-ui}), or "unknown". */
+  public static String of(String key) {
+    return VERSIONS.getProperty(key, "unknown");
+  }
+
+  private static Properties read() {
     Properties p = new Properties();
     try (InputStream in =
         ServerVersion.class.getResourceAsStream("/dev/modelkeeper/server/version.properties")) {
@@ -23,8 +32,8 @@ public final class ServerVersion {
         p.load(in);
       }
     } catch (IOException e) {
-      return "unknown";
+      p.clear(); // every version reads "unknown"
     }
-    return p.getProperty("version", "unknown");
+    return p;
   }
 }

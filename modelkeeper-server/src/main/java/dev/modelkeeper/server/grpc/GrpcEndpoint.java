@@ -530,12 +530,7 @@ public final class GrpcEndpoint {
 
     /** The answer, its encoding recorded in {@code span}. */
     private static ModelInferResponse encode(InferenceService.Result result, RequestSpan span) {
-      long start = span.recording() ? System.nanoTime() : 0;
-      ModelInferResponse answer = GrpcTensors.encode(result);
-      if (span.recording()) {
-        span.child("encode", start, System.nanoTime());
-      }
-      return answer;
+      return span.measure("encode", () -> GrpcTensors.encode(result));
     }
 
     @Override

@@ -156,12 +156,7 @@ public final class OipRoutes {
             return started.thenApply(responses::inferResponse);
           }
           return started.thenApply(
-              result -> {
-                long start = System.nanoTime();
-                HttpResult encoded = responses.inferResponse(result);
-                span.child("encode", start, System.nanoTime());
-                return encoded;
-              });
+              result -> span.measure("encode", () -> responses.inferResponse(result)));
         });
   }
 
