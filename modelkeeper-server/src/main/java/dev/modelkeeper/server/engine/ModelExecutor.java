@@ -2,6 +2,7 @@ package dev.modelkeeper.server.engine;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.modelkeeper.core.Ticker;
+import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.InvalidInputException;
@@ -39,7 +40,10 @@ import java.util.function.Function;
  * ModelAccess} for the whole run (the model cannot be evicted or unloaded mid-batch); except that a
  * run of just the call being submitted, on a resident model, runs on the submitting thread when its
  * caller allows it (it holds one of the {@code maxConcurrency} slots like any run): a thread
- * hand-off costs more than a small model's whole run.
+ * hand-off costs more than a small model's whole run. For the same reason a model thread whose run
+ * ends with more work queued keeps the next run for itself and starts it once it has answered its
+ * calls, when those answers are small enough to be written without waiting for their clients; so a
+ * busy model's runs follow one another on the threads already running them.
  *
  * <p><b>Invariants.</b> Every call's future completes exactly once (result, failure, expiry,
  * rejection or cancellation by its caller). A call whose deadline passes while queued is failed 503
@@ -105,6 +109,12 @@ final class ModelExecutor {
 
   private static final Duration RETRY_AFTER = Duration.ofSeconds(1);
   private static final long NOT_ARMED = Long.MAX_VALUE;
+
+  /**
+   * The most output elements a thread answers before running a kept run: their JSON fits the
+   * transport's output buffer, so writing it never waits for the client.
+   */
+  private static final long SMALL_ANSWER = 1024;
 
   private final String key;
   private final ModelAccess access;
@@ -393,6 +403,15 @@ final class ModelExecutor {
    * otherwise returns false having done nothing (the slot is still taken).
    */
   private boolean run(List<Call> batch, boolean onlyIfResident) {
+    return run(batch, onlyIfResident, new Work());
+  }
+
+  /**
+   * As {@link #run(List, boolean)}, dispatching into {@code after} when the slot is given back:
+   * with {@link Work#mayKeep}, a run that dispatch starts is left in {@link Work#kept} for this
+   * thread when the answers it writes first are small.
+   */
+  private boolean run(List<Call> batch, boolean onlyIfResident, Work after) {
     long start = ticker.read();
     List<Runnable> answers = new ArrayList<>(batch.size());
     boolean ran = true;
@@ -404,7 +423,7 @@ final class ModelExecutor {
         }
       }
       if (!live.isEmpty()) {
-        Consumer<InferenceModel> work = model -> execute(model, live, answers);
+        Consumer<InferenceModel> work = model -> execute(model, live, answers, after);
         boolean traced = traced(live);
         boolean loads = false;
         long[] leased = null;
@@ -448,15 +467,14 @@ final class ModelExecutor {
       }
     } finally {
       if (ran) {
-        Work work = new Work();
         lock.lock();
         try {
           running--;
-          dispatch(ticker.read(), work);
+          dispatch(ticker.read(), after);
         } finally {
           lock.unlock();
         }
-        work.perform();
+        after.perform();
         // answered after the slot is free: the callers' encoding and writing (which runs in the
         // completion) overlaps the next run instead of delaying it
         answers.forEach(Runnable::run);
@@ -469,13 +487,13 @@ final class ModelExecutor {
    * Runs {@code calls} on the leased {@code model}, merged when there are several, else alone, and
    * adds how to answer each call to {@code answers}.
    */
-  private void execute(InferenceModel model, List<Call> calls, List<Runnable> answers) {
+  private void execute(InferenceModel model, List<Call> calls, List<Runnable> answers, Work after) {
     if (plan.model() != model) { // first run, or the model was loaded again
       ExecutionSettings s = settingsOf.apply(model);
       plan = new Plan(model, Batches.batchable(model) ? s : s.unbatched());
     }
     if (calls.size() == 1) {
-      runAlone(model, calls.get(0), answers);
+      runAlone(model, calls.get(0), answers, after);
       return;
     }
     int[] rows = new int[calls.size()];
@@ -493,7 +511,7 @@ final class ModelExecutor {
     }
     if (parts == null) {
       for (Call c : calls) {
-        runAlone(model, c, answers);
+        runAlone(model, c, answers, after);
       }
       return;
     }
@@ -503,11 +521,12 @@ final class ModelExecutor {
     for (int i = 0; i < rows.length; i++) {
       Call c = calls.get(i);
       Map<String, Tensor> out = parts.get(i);
+      after.answering(out);
       answers.add(() -> c.result.complete(out));
     }
   }
 
-  private void runAlone(InferenceModel model, Call c, List<Runnable> answers) {
+  private void runAlone(InferenceModel model, Call c, List<Runnable> answers, Work after) {
     if (c.result.isDone()) {
       return;
     }
@@ -519,6 +538,7 @@ final class ModelExecutor {
       if (c.span.recording()) {
         traceRun(List.of(c), Math.max(c.rows, 1), start, end, "ok");
       }
+      after.answering(out);
       answers.add(() -> c.result.complete(out));
     } catch (RuntimeException e) {
       if (c.span.recording()) {
@@ -613,6 +633,22 @@ final class ModelExecutor {
     /** The call being submitted on this thread; a run of it alone may run here. */
     Call caller;
 
+    /** Whether this thread may keep one dispatched run for itself (a model thread). */
+    boolean mayKeep;
+
+    /** The run this thread keeps, started after it has answered its calls; null when none. */
+    List<Call> kept;
+
+    /** Output elements this thread answers before it could run a kept run. */
+    long answerElements;
+
+    /** Notes outputs this thread will answer (encode and write) before it runs again. */
+    void answering(Map<String, Tensor> outputs) {
+      for (Tensor t : outputs.values()) {
+        answerElements += t.datatype() == Datatype.BYTES ? SMALL_ANSWER : t.elementCount();
+      }
+    }
+
     void perform() {
       if (rejected) {
         metrics.rejected();
@@ -627,9 +663,14 @@ final class ModelExecutor {
         timer.schedule(ModelExecutor.this::onTimer, timerDelay);
       }
       List<Call> here = null;
+      // answers that fit the transport's buffers are written without waiting for the client, so a
+      // kept run cannot be held up by a client that does not read
+      boolean keep = mayKeep && answerElements <= SMALL_ANSWER;
       for (List<Call> batch : runs) {
         if (batch.size() == 1 && batch.get(0) == caller) {
           here = batch;
+        } else if (keep && kept == null) {
+          kept = batch;
         } else {
           handOff(batch);
         }
@@ -643,7 +684,7 @@ final class ModelExecutor {
   /** Hands a run that holds a slot to the executor. */
   private void handOff(List<Call> batch) {
     try {
-      executor.execute(() -> run(batch, false));
+      executor.execute(() -> runOnModelThread(batch));
     } catch (RejectedExecutionException e) {
       for (Call c : batch) {
         c.result.completeExceptionally(
@@ -656,6 +697,26 @@ final class ModelExecutor {
       } finally {
         lock.unlock();
       }
+    }
+  }
+
+  /**
+   * Runs {@code batch}, then each run that giving its slot back starts, on this thread, while its
+   * answers are small: a busy model's runs follow one another without waking another thread.
+   */
+  private void runOnModelThread(List<Call> batch) {
+    for (List<Call> next = batch; next != null; ) {
+      Work after = new Work();
+      after.mayKeep = true;
+      try {
+        run(next, false, after);
+      } catch (Error e) {
+        if (after.kept != null) {
+          handOff(after.kept); // the slot it holds is used, not lost
+        }
+        throw e;
+      }
+      next = after.kept;
     }
   }
 

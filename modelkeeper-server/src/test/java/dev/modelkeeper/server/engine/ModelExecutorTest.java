@@ -495,6 +495,53 @@ class ModelExecutorTest {
   }
 
   @Test
+  void run_moreQueuedWhenItEnds_theModelThreadRunsThemItselfAfterAnsweringEach() throws Exception {
+    List<Integer> answeredBeforeRun = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<CompletableFuture<Map<String, Tensor>>> fs =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
+    RowModel model =
+        model(1, 0)
+            .duringRun(
+                () -> answeredBeforeRun.add((int) fs.stream().filter(f -> f.isDone()).count()));
+    ModelExecutor e = executor(model, 1, 16);
+    for (int i = 0; i < 3; i++) {
+      fs.add(submit(e, 1, 10 * i));
+    }
+    assertThat(runQueue).hasSize(1); // one slot: the first run; the others queue behind it
+    Runnable firstRun = runQueue.poll();
+    firstRun.run();
+    // the thread that ran the first ran the two queued after it, handing nothing to another
+    assertThat(runQueue).isEmpty();
+    assertThat(answeredBeforeRun).containsExactly(0, 1, 2); // each answered before the next ran
+    for (int i = 0; i < 3; i++) {
+      assertThat(y(fs.get(i))).containsExactly(10 * i + 1, 10 * i + 2);
+    }
+    assertThat(openLeases.get()).isZero();
+  }
+
+  @Test
+  void run_largeAnswersToWrite_handsTheNextRunToAnotherThread() throws Exception {
+    RowModel model = model(1, 0);
+    ModelExecutor e = executor(model, 1, 16);
+    // answers of 2,000 values may wait for their client to read: the slot is not held meanwhile
+    // (values from 100 on: the test model fails on 13)
+    List<CompletableFuture<Map<String, Tensor>>> fs = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      fs.add(e.submit(TARGET, RowModel.rows(1, 2_000, 100 * i + 100), Set.of(), FAR, NO_RUN));
+    }
+    int tasks = 0;
+    Runnable r;
+    while ((r = runQueue.poll()) != null) {
+      tasks++;
+      r.run();
+    }
+    assertThat(tasks).isEqualTo(3);
+    for (CompletableFuture<Map<String, Tensor>> f : fs) {
+      assertThat(f.get(1, TimeUnit.SECONDS).get("y").floats()).hasSize(2_000);
+    }
+  }
+
+  @Test
   void submit_batchedModelWaitingForRows_doesNotRunOnTheCallingThread() throws Exception {
     RowModel model = model(8, 100);
     ModelExecutor e = executor(model, 1, 16);
