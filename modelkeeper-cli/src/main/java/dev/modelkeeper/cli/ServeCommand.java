@@ -495,6 +495,8 @@ final class ServeCommand implements Callable<Integer> {
             + " per body, "
             + Sizes.format(c.effectiveMaxInflightBytes())
             + " in flight");
+    out.println("  status page: " + server.url() + "/");
+    out.println("  API docs:    " + server.url() + "/v2/docs");
     out.println("  try:         curl " + server.url() + "/v2/health/ready");
     out.flush();
   }

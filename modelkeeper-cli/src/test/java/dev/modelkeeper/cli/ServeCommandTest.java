@@ -67,9 +67,15 @@ class ServeCommandTest {
           .contains("bundled demo");
       assertThat(printed).contains("budget:      3 models, 4 GiB");
       assertThat(printed).contains("iris/1").contains("mlp-small/2").contains("types/1");
+      String url = "http://127.0.0.1:" + server.port();
+      assertThat(printed)
+          .contains("status page: " + url + "/\n")
+          .contains("API docs:    " + url + "/v2/docs\n");
       assertThat(server.awaitReady(Duration.ofSeconds(30))).isTrue();
       Http http = Http.to(server.port());
       assertThat(http.get("/v2/health/ready").status()).isEqualTo(200);
+      assertThat(http.get("/").status()).isEqualTo(200); // the printed pages exist
+      assertThat(http.get("/v2/docs").status()).isEqualTo(200);
       assertThat(http.post("/v2/repository/index", "").json()).hasSize(6);
     }
   }
