@@ -2,6 +2,7 @@ package dev.modelkeeper.cli;
 
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigProperties;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -71,6 +72,8 @@ final class TracingSetup {
                       "otel.exporter.otlp.protocol", "http/protobuf",
                       "otel.metrics.exporter", "none",
                       "otel.logs.exporter", "none"))
+          .addSpanExporterCustomizer(
+              (exporter, config) -> new SpanExportReport(exporter, destination(config)))
           .disableShutdownHook() // the server closes it after its last request
           .build()
           .getOpenTelemetrySdk();
@@ -87,6 +90,20 @@ final class TracingSetup {
               + "",
           e);
     }
+  }
+
+  /** Where spans go, for messages: the OTLP traces URL, or the exporter's name. */
+  static String destination(ConfigProperties config) {
+    String exporter = config.getString("otel.traces.exporter", "otlp");
+    if (!exporter.equals("otlp")) {
+      return "the " + exporter + " exporter";
+    }
+    String traces = config.getString("otel.exporter.otlp.traces.endpoint");
+    if (traces != null) {
+      return traces;
+    }
+    String base = config.getString("otel.exporter.otlp.endpoint", "http://localhost:4318");
+    return (base.endsWith("/") ? base : base + "/") + "v1/traces";
   }
 
   /** Sends what is still buffered and stops, waiting a bounded time. */

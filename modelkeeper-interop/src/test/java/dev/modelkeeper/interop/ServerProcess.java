@@ -29,6 +29,7 @@ final class ServerProcess implements AutoCloseable {
   private final List<String> log = new ArrayList<>();
   private String httpAddress;
   private String grpcAddress;
+  private Thread drainer;
 
   private ServerProcess(Process process) {
     this.process = process;
@@ -73,6 +74,7 @@ final class ServerProcess implements AutoCloseable {
     CountDownLatch ready = new CountDownLatch(1);
     Thread drain = new Thread(() -> server.drain(ready), "server-log");
     drain.setDaemon(true);
+    server.drainer = drain;
     drain.start();
     assertThat(ready.await(2, TimeUnit.MINUTES)).as("server printed Ready.").isTrue();
     synchronized (server.log) {
@@ -91,6 +93,7 @@ final class ServerProcess implements AutoCloseable {
         System.out.println("[server] " + line);
         synchronized (log) {
           log.add(line);
+          log.notifyAll();
           Matcher h = HTTP.matcher(line);
           if (h.find()) {
             httpAddress = h.group(1);
@@ -120,6 +123,37 @@ final class ServerProcess implements AutoCloseable {
     synchronized (log) {
       return grpcAddress;
     }
+  }
+
+  /**
+   * Waits until the server has printed a line that {@code wanted} accepts, at most {@code timeout};
+   * woken by each line it prints. Returns the line, or null when none came in time.
+   */
+  String awaitLine(java.util.function.Predicate<String> wanted, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (log) {
+      for (int seen = 0; ; ) {
+        for (; seen < log.size(); seen++) {
+          if (wanted.test(log.get(seen))) {
+            return log.get(seen);
+          }
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return null;
+        }
+        TimeUnit.NANOSECONDS.timedWait(log, left);
+      }
+    }
+  }
+
+  /**
+   * Stops the server (SIGTERM) and waits for it to exit; its whole output is then in {@link #log}.
+   */
+  void stopAndWait() throws Exception {
+    close();
+    drainer.join(TimeUnit.SECONDS.toMillis(30));
   }
 
   /** The lines the server printed so far. */

@@ -191,6 +191,51 @@ class TracingTest {
   }
 
   @Test
+  void collectorUnreachable_oneWarningLineNamingIt_noStackTrace() throws Exception {
+    int closed;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      closed = s.getLocalPort(); // nothing listens there once it is closed
+    }
+    String endpoint = "http://127.0.0.1:" + closed;
+    ServerProcess lonely =
+        ServerProcess.start(
+            dir.resolve("cache-unreachable"),
+            Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, "OTEL_BSP_SCHEDULE_DELAY", "100"));
+    try {
+      HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+      for (int i = 0; i < 3; i++) {
+        HttpResponse<String> r =
+            http.send(
+                HttpRequest.newBuilder(
+                        URI.create("http://" + lonely.httpAddress() + "/v2/models/iris/infer"))
+                    .timeout(Duration.ofSeconds(60))
+                    .POST(
+                        HttpRequest.BodyPublishers.ofString(
+                            "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\","
+                                + "\"shape\":[1,4],\"data\":[5.1,3.5,1.4,0.2]}]}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200); // tracing never fails a request
+        if (i == 0) {
+          assertThat(lonely.awaitLine(l -> l.contains("tracing: could not send"), EXPORT_WAIT))
+              .as("the failed export reported")
+              .contains(endpoint + "/v1/traces (connection refused)");
+        }
+      }
+    } finally {
+      lonely.stopAndWait(); // the last spans fail again at shutdown; all output is in by now
+    }
+    List<String> log = lonely.log();
+    assertThat(log.stream().filter(l -> l.contains("tracing: could not send")))
+        .as("one line, not one per batch")
+        .hasSize(1);
+    assertThat(log)
+        .as("no stack trace, no ERROR")
+        .noneMatch(
+            l -> l.startsWith("\tat ") || l.startsWith("Caused by") || l.contains(" ERROR "));
+  }
+
+  @Test
   void grpcInference_withTraceparent_continuesTheCallersTrace() throws Exception {
     String[] hostPort = server.grpcAddress().split(":");
     ManagedChannel channel =
