@@ -44,6 +44,11 @@ class MethodNotAllowedTest {
     assertThat(r.headers().firstValue("Allow")).hasValue("GET, HEAD, OPTIONS");
     String error = MAPPER.readTree(r.body()).get("error").textValue();
     assertThat(error).contains("TRACE").contains("/v2/health/live").doesNotContain("Exception");
+    // counted under its route, like any other answer of that route
+    assertThat(send("GET", "/metrics").body())
+        .contains(
+            "modelkeeper_http_requests_total{method=\"TRACE\",route=\"/v2/health/live\","
+                + "status=\"405\"} 1.0");
   }
 
   @Test

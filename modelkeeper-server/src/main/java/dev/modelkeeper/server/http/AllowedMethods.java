@@ -65,6 +65,7 @@ public final class AllowedMethods {
       return errors.toResult(notFound, requestId);
     }
     String allow = String.join(", ", allowed);
+    Routes.label(ctx, template(path)); // counted under the route, not as unmatched
     if (ctx.method().equals(HandlerType.OPTIONS)) {
       return new HttpResult(204, HttpResult.JSON, new byte[0], java.util.Map.of("Allow", allow));
     }
@@ -78,6 +79,16 @@ public final class AllowedMethods {
                 + "; it accepts "
                 + allow)
         .withHeader("Allow", allow);
+  }
+
+  /** The template of the first route that matches {@code path}, which {@link #at} found. */
+  private String template(String path) {
+    for (ParsedEndpoint route : routes.get()) {
+      if (route.endpoint.method.isHttpMethod() && route.matches(path)) {
+        return route.endpoint.path;
+      }
+    }
+    throw new IllegalStateException("no route matches " + path);
   }
 
   private static int rank(String method) {

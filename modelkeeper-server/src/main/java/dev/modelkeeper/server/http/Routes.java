@@ -91,6 +91,13 @@ public final class Routes {
     routes.beforeMatched(pathPattern, filter);
   }
 
+  /**
+   * Counts {@code ctx} under route {@code template} (for a request no route of its method took).
+   */
+  static void label(Context ctx, String template) {
+    ctx.attribute(ATTRIBUTE, template);
+  }
+
   /** The route template that answered {@code ctx}, or {@value #UNMATCHED}. */
   public static String of(Context ctx) {
     String route = ctx.attribute(ATTRIBUTE);
