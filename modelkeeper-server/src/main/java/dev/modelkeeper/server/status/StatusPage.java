@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalDouble;
 import java.util.Set;
+import org.eclipse.jetty.util.StringUtil;
 
 /** One rendering of the status page; every value from the server is escaped. Not thread-safe. */
 final class StatusPage {
@@ -250,30 +251,8 @@ final class StatusPage {
     return "≤ " + (ms < 1 ? String.format(Locale.ROOT, "%.2f", ms) : number(ms)) + " ms";
   }
 
+  /** {@code s} as HTML text: markup characters escaped, control characters replaced. */
   static String escape(String s) {
-    StringBuilder b = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '<':
-          b.append("&lt;");
-          break;
-        case '>':
-          b.append("&gt;");
-          break;
-        case '&':
-          b.append("&amp;");
-          break;
-        case '"':
-          b.append("&quot;");
-          break;
-        case '\'':
-          b.append("&#39;");
-          break;
-        default:
-          b.append(c);
-      }
-    }
-    return b.toString();
+    return StringUtil.sanitizeXmlString(s);
   }
 }
