@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -30,10 +31,9 @@ import org.junit.jupiter.api.io.TempDir;
  * One log stream: the packaged jar, run as {@code serve}, writes the messages of core ({@code
  * System.Logger}), onnx ({@code System.Logger}) and server on stderr in one line format, text or
  * json. The repository is set up so that each library logs once at startup: a model folder with a
- * bad config (onnx warns while listing), a model larger than its recorded memory cost under a tiny
- * byte budget (core warns after loading it), and a preload (the server reports it). And the log
- * stays quiet while clients break HTTP/2 on the gRPC port. Runs after {@code package}, in {@code
- * mvn verify}.
+ * bad config (onnx warns while listing), and a preloaded model whose file is cut short (core warns
+ * that it cannot load it, the server that the preload failed). And the log stays quiet while
+ * clients break HTTP/2 on the gRPC port. Runs after {@code package}, in {@code mvn verify}.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class LogFormatIT {
@@ -217,13 +217,11 @@ class LogFormatIT {
     Path broken = Files.createDirectories(repo.resolve("broken").resolve("1"));
     Files.copy(repo.resolve("iris/1/model.onnx"), broken.resolve("model.onnx"));
     Files.writeString(broken.resolve("config.json"), "{\"labels\": 3}");
-    // mlp-small/2 was measured at 1000 bytes, the budget; loading it measures it anew, larger
-    Path costs = Files.createDirectories(tmp.resolve("cache")).resolve("memory-costs.json");
-    Files.writeString(
-        costs,
-        "{\"format\": 1, \"models\": {\"mlp-small/2\": {\"file_bytes\": "
-            + Files.size(repo.resolve("mlp-small/2/model.onnx"))
-            + ", \"load_peak_bytes\": 1000, \"idle_bytes\": 1000, \"working_bytes\": 0}}}");
+    // a model file cut short, preloaded: core warns that it cannot load, the server that the
+    // preload failed
+    Path corrupt = Files.createDirectories(repo.resolve("corrupt").resolve("1"));
+    byte[] iris = Files.readAllBytes(repo.resolve("iris/1/model.onnx"));
+    Files.write(corrupt.resolve("model.onnx"), Arrays.copyOf(iris, iris.length / 2));
     List<String> lines =
         serve(
             List.of(
@@ -231,10 +229,8 @@ class LogFormatIT {
                 "-1",
                 "--repository",
                 repo.toString(),
-                "--max-bytes",
-                "1000",
                 "--preload",
-                "mlp-small",
+                "corrupt",
                 "--log-format",
                 format),
             jar ->

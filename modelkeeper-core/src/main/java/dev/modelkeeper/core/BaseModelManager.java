@@ -546,7 +546,10 @@ public class BaseModelManager implements ModelManager {
       if (failure instanceof ModelLoadException) {
         // the model's own files or configuration: one line per streak, no stack trace
         String line = "cannot load '" + e.id + "': " + LoadFailures.describe(failure);
-        if (news) {
+        boolean logged =
+            failure instanceof ModelUnservableException
+                && ((ModelUnservableException) failure).logged();
+        if (news && !logged) {
           LOG.log(WARNING, line);
         } else {
           LOG.log(DEBUG, () -> line + " (again)");

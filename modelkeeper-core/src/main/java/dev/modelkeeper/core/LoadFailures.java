@@ -6,7 +6,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Back-off after failed loads: within a window after a failure of X, new loads of X fail fast with
  * the recorded cause. The window doubles on each consecutive failure up to a maximum and is
- * forgotten on success. Thread-safe; touched only on the cold path.
+ * forgotten on success. A failure that will not change ({@link ModelUnservableException}) opens no
+ * window: it is remembered only to log it once per streak. Thread-safe; touched only on the cold
+ * path.
  */
 final class LoadFailures {
 
@@ -49,7 +51,8 @@ final class LoadFailures {
    * otherwise than the one before (worth a log line), false when it repeats the last failure.
    */
   boolean failed(String id, Throwable cause) {
-    if (initialNanos == 0 || Failures.isTransient(cause)) {
+    boolean permanent = cause instanceof ModelUnservableException;
+    if ((initialNanos == 0 && !permanent) || Failures.isTransient(cause)) {
       return true;
     }
     boolean[] news = new boolean[1];
@@ -62,7 +65,8 @@ final class LoadFailures {
           for (int i = 1; i < n && window < maxNanos; i++) {
             window *= 2;
           }
-          return new Record(cause, n, ticker.read() + Math.min(window, maxNanos));
+          long until = permanent ? ticker.read() : ticker.read() + Math.min(window, maxNanos);
+          return new Record(cause, n, until);
         });
     return news[0];
   }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -316,15 +317,18 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
    * working memory of a run of {@code id}; runs on the caller's thread, no lock held.
    */
   private void makeRoom(String id, long bytes, boolean slot) {
-    if (options.maxBytes() > 0 && bytes > options.maxBytes()) {
+    long own = slot ? 0 : residentBytesOf(id);
+    if (options.maxBytes() > 0 && own + bytes > options.maxBytes()) {
       capacityRejections.increment();
       throw new ModelTooLargeException(
           (slot ? "cannot load '" : "cannot run '")
               + id
               + "': it needs "
-              + bytes
-              + " bytes, more than the whole byte budget of "
-              + options.maxBytes());
+              + mib(own + bytes)
+              + (own > 0 ? " (" + mib(own) + " loaded and " + mib(bytes) + " to run)" : "")
+              + ", more than the whole byte budget of "
+              + mib(options.maxBytes())
+              + "; waiting cannot make room for it");
     }
     long deadline = System.nanoTime() + capacityTimeoutNanos;
     boolean waited = false;
@@ -400,6 +404,22 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
         lock.unlock();
       }
     }
+  }
+
+  /** The bytes the budget charges resident model {@code id} (0 when it holds none). */
+  private long residentBytesOf(String id) {
+    lockOrTimeout();
+    try {
+      Slot s = slots.get(id);
+      return s == null ? 0 : s.bytes;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** {@code bytes} in MiB with one decimal, and exactly. */
+  private static String mib(long bytes) {
+    return String.format(Locale.ROOT, "%.1f MiB (%d bytes)", bytes / 1048576.0, bytes);
   }
 
   /**

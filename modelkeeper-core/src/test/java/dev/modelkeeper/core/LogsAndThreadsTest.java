@@ -103,6 +103,23 @@ class LogsAndThreadsTest {
   }
 
   @Test
+  void unservableModel_opensNoBackoffWindow_andIsWarnedOncePerStreak() {
+    ModelUnservableException broken = new ModelUnservableException("a: bad file", null, false);
+    registry.duringLoad(
+        () -> {
+          throw broken;
+        });
+    BaseModelManager manager = manager();
+    try (LogCapture log = LogCapture.of(BaseModelManager.class)) {
+      for (int i = 0; i < 5; i++) { // no time passes: a back-off window would still be open
+        assertThatThrownBy(() -> manager.addModel("a", "key")).isSameAs(broken);
+      }
+      assertThat(registry.constructions("a")).isEqualTo(5); // each tried, none answered by a window
+      assertThat(log.messages(Level.WARNING)).containsExactly("cannot load 'a': a: bad file");
+    }
+  }
+
+  @Test
   void failedEviction_isLoggedWithTheClearCacheFailure() {
     registry.failFirstClears("a", 1);
     BaseModelManager manager = manager();

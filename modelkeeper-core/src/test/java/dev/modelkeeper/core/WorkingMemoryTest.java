@@ -100,6 +100,23 @@ class WorkingMemoryTest {
   }
 
   @Test
+  void reserveWorking_thatCanNeverFitBesideItsOwnModel_isTooLargeNotAWait() {
+    // regression: a resident model of 40 whose run needs 70 was answered "no room" (retry) forever
+    WithFixedSizeCache cache = cache(100, Duration.ofSeconds(5));
+    cache.addModel("a", "k");
+    try (ModelLease lease = cache.acquire("a", "k")) {
+      assertThatThrownBy(() -> cache.reserveWorking("a", 70))
+          .isInstanceOf(ModelTooLargeException.class)
+          .hasMessageContaining("cannot run 'a'")
+          .hasMessageContaining("(40 bytes) loaded and")
+          .hasMessageContaining("whole byte budget of 0.0 MiB (100 bytes)");
+      try (WithFixedSizeCache.Reservation fits = cache.reserveWorking("a", 60)) {
+        assertThat(cache.workingBytes()).isEqualTo(60);
+      }
+    }
+  }
+
+  @Test
   void reserveWorking_withoutAByteBudget_reservesNothing() {
     WithFixedSizeCache cache = cache(0, Duration.ofSeconds(5));
 

@@ -4,6 +4,7 @@ import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
+import ai.onnxruntime.TensorInfo.OnnxTensorType;
 import java.lang.reflect.Array;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -16,28 +17,39 @@ import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import java.nio.ShortBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
 /**
- * The tensor element types of the Open Inference Protocol that ModelKeeper supports. Each constant
- * owns everything that depends on the element type: the Java array that holds a {@link Tensor}'s
- * flat data, the element size, the little-endian binary layout of the binary tensor data extension
- * and of gRPC raw contents, the conversion to and from ONNX Runtime, and the ONNX element type
- * number. Immutable and thread-safe.
+ * The tensor element types of the Open Inference Protocol, each with everything that depends on it:
+ * the Java array that holds a {@link Tensor}'s flat data (its {@link Layout}), how an element reads
+ * as a JSON-style value and back, the little-endian binary layout of the binary tensor data
+ * extension and of gRPC raw contents, the conversion to and from ONNX Runtime, and the ONNX element
+ * type number. Immutable and thread-safe.
  *
- * <p>Binary layout: fixed-size types are their elements back to back, little-endian; BOOL is one
- * byte per element (0 or 1); BYTES is, per element, a 4-byte little-endian length followed by that
- * many bytes (read and written as UTF-8 text).
+ * <p>Binary layout: fixed-size types are their elements back to back, little-endian (FP16 and BF16
+ * as their 2-byte bit patterns); BOOL is one byte per element (0 or 1); BYTES is, per element, a
+ * 4-byte little-endian length followed by that many bytes, any bytes at all.
  *
- * <p>FP16, BF16 and the wider unsigned types are not supported; {@link #parse} rejects them with an
- * {@link InvalidInputException}.
+ * <p>Unsigned types live in the signed array of their width ({@code short[]} for UINT16, read as
+ * 0..65535), FP16 and BF16 as their bits in a {@code short[]}, BYTES as {@code byte[][]}. ONNX
+ * Runtime's Java API has no way to create UINT16, UINT32 or UINT64 tensors ({@link
+ * #javaApiCreates()} is false): a model taking one as input cannot be served, though it may return
+ * them. A BYTES element reaches the model only when the Java API can pass its bytes unchanged (see
+ * {@link OrtStrings}).
  */
 public enum Datatype {
   /** {@code boolean[]}. */
-  BOOL(boolean[].class, 1, OnnxJavaType.BOOL, 9, "bool_contents") {
+  BOOL(
+      Layout.BOOLEANS,
+      OnnxJavaType.BOOL,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL,
+      9,
+      "bool_contents") {
     @Override
     Object box(Object data, int i) {
       return ((boolean[]) data)[i];
@@ -50,40 +62,14 @@ public enum Datatype {
       }
       ((boolean[]) data)[i] = (Boolean) value;
     }
-
-    @Override
-    Object decode(ByteBuffer src, int count) {
-      boolean[] out = new boolean[count];
-      for (int i = 0; i < count; i++) {
-        out[i] = src.get() != 0;
-      }
-      return out;
-    }
-
-    @Override
-    void encode(Object data, ByteBuffer dst) {
-      for (boolean b : (boolean[]) data) {
-        dst.put((byte) (b ? 1 : 0));
-      }
-    }
-
-    @Override
-    OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      boolean[] b = (boolean[]) data;
-      ByteBuffer bytes = ByteBuffer.allocateDirect(b.length).order(ByteOrder.nativeOrder());
-      encode(b, bytes);
-      bytes.flip();
-      return OnnxTensor.createTensor(env, bytes, shape, OnnxJavaType.BOOL);
-    }
-
-    @Override
-    Object fromOrt(OnnxTensor t) {
-      ByteBuffer raw = t.getByteBuffer();
-      return decode(raw, raw.remaining());
-    }
   },
   /** {@code byte[]} read as unsigned (0..255). */
-  UINT8(byte[].class, 1, OnnxJavaType.UINT8, 2, "uint_contents") {
+  UINT8(
+      Layout.BYTES_1,
+      OnnxJavaType.UINT8,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8,
+      2,
+      "uint_contents") {
     @Override
     Object box(Object data, int i) {
       return Byte.toUnsignedInt(((byte[]) data)[i]);
@@ -93,31 +79,62 @@ public enum Datatype {
     void set(String tensor, Object data, int i, Object value) {
       ((byte[]) data)[i] = (byte) integral(tensor, i, value, 0, 255);
     }
-
+  },
+  /** {@code short[]} read as unsigned (0..65535). */
+  UINT16(
+      Layout.SHORTS,
+      null,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16,
+      4,
+      "uint_contents") {
     @Override
-    Object decode(ByteBuffer src, int count) {
-      return INT8.decode(src, count);
+    Object box(Object data, int i) {
+      return Short.toUnsignedInt(((short[]) data)[i]);
     }
 
     @Override
-    void encode(Object data, ByteBuffer dst) {
-      dst.put((byte[]) data);
+    void set(String tensor, Object data, int i, Object value) {
+      ((short[]) data)[i] = (short) integral(tensor, i, value, 0, 0xffff);
+    }
+  },
+  /** {@code int[]} read as unsigned (0..2^32-1). */
+  UINT32(
+      Layout.INTS, null, OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, 12, "uint_contents") {
+    @Override
+    Object box(Object data, int i) {
+      return Integer.toUnsignedLong(((int[]) data)[i]);
     }
 
     @Override
-    OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(
-          env, ByteBuffer.wrap((byte[]) data), shape, OnnxJavaType.UINT8);
+    void set(String tensor, Object data, int i, Object value) {
+      ((int[]) data)[i] = (int) integral(tensor, i, value, 0, 0xffffffffL);
+    }
+  },
+  /** {@code long[]} read as unsigned (0..2^64-1). */
+  UINT64(
+      Layout.LONGS,
+      null,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64,
+      13,
+      "uint64_contents") {
+    @Override
+    Object box(Object data, int i) {
+      long v = ((long[]) data)[i];
+      return v >= 0 ? (Object) v : new BigInteger(Long.toUnsignedString(v));
     }
 
     @Override
-    Object fromOrt(OnnxTensor t) {
-      ByteBuffer raw = t.getByteBuffer();
-      return decode(raw, raw.remaining());
+    void set(String tensor, Object data, int i, Object value) {
+      ((long[]) data)[i] = unsigned64(tensor, i, value);
     }
   },
   /** {@code byte[]}. */
-  INT8(byte[].class, 1, OnnxJavaType.INT8, 3, "int_contents") {
+  INT8(
+      Layout.BYTES_1,
+      OnnxJavaType.INT8,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8,
+      3,
+      "int_contents") {
     @Override
     Object box(Object data, int i) {
       return (int) ((byte[]) data)[i];
@@ -127,32 +144,14 @@ public enum Datatype {
     void set(String tensor, Object data, int i, Object value) {
       ((byte[]) data)[i] = (byte) integral(tensor, i, value, Byte.MIN_VALUE, Byte.MAX_VALUE);
     }
-
-    @Override
-    Object decode(ByteBuffer src, int count) {
-      byte[] out = new byte[count];
-      src.get(out);
-      return out;
-    }
-
-    @Override
-    void encode(Object data, ByteBuffer dst) {
-      dst.put((byte[]) data);
-    }
-
-    @Override
-    OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(env, ByteBuffer.wrap((byte[]) data), shape, OnnxJavaType.INT8);
-    }
-
-    @Override
-    Object fromOrt(OnnxTensor t) {
-      ByteBuffer raw = t.getByteBuffer();
-      return decode(raw, raw.remaining());
-    }
   },
   /** {@code short[]}. */
-  INT16(short[].class, 2, OnnxJavaType.INT16, 5, "int_contents") {
+  INT16(
+      Layout.SHORTS,
+      OnnxJavaType.INT16,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16,
+      5,
+      "int_contents") {
     @Override
     Object box(Object data, int i) {
       return (int) ((short[]) data)[i];
@@ -162,41 +161,14 @@ public enum Datatype {
     void set(String tensor, Object data, int i, Object value) {
       ((short[]) data)[i] = (short) integral(tensor, i, value, Short.MIN_VALUE, Short.MAX_VALUE);
     }
-
-    @Override
-    Object decode(ByteBuffer src, int count) {
-      short[] out = new short[count];
-      src.asShortBuffer().get(out);
-      src.position(src.position() + count * 2);
-      return out;
-    }
-
-    @Override
-    void encode(Object data, ByteBuffer dst) {
-      short[] a = (short[]) data;
-      dst.asShortBuffer().put(a);
-      dst.position(dst.position() + a.length * 2);
-    }
-
-    @Override
-    OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(
-          env, ShortBuffer.wrap((short[]) data), shape, OnnxJavaType.INT16);
-    }
-
-    @Override
-    Object fromOrt(OnnxTensor t) {
-      ShortBuffer b = t.getShortBuffer();
-      if (isWholeArray(b)) {
-        return b.array(); // ONNX Runtime's copy is ours: no second one
-      }
-      short[] out = new short[b.remaining()];
-      b.get(out);
-      return out;
-    }
   },
   /** {@code int[]}. */
-  INT32(int[].class, 4, OnnxJavaType.INT32, 6, "int_contents") {
+  INT32(
+      Layout.INTS,
+      OnnxJavaType.INT32,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32,
+      6,
+      "int_contents") {
     @Override
     Object box(Object data, int i) {
       return ((int[]) data)[i];
@@ -206,40 +178,14 @@ public enum Datatype {
     void set(String tensor, Object data, int i, Object value) {
       ((int[]) data)[i] = (int) integral(tensor, i, value, Integer.MIN_VALUE, Integer.MAX_VALUE);
     }
-
-    @Override
-    Object decode(ByteBuffer src, int count) {
-      int[] out = new int[count];
-      src.asIntBuffer().get(out);
-      src.position(src.position() + count * 4);
-      return out;
-    }
-
-    @Override
-    void encode(Object data, ByteBuffer dst) {
-      int[] a = (int[]) data;
-      dst.asIntBuffer().put(a);
-      dst.position(dst.position() + a.length * 4);
-    }
-
-    @Override
-    OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(env, IntBuffer.wrap((int[]) data), shape);
-    }
-
-    @Override
-    Object fromOrt(OnnxTensor t) {
-      IntBuffer b = t.getIntBuffer();
-      if (isWholeArray(b)) {
-        return b.array(); // ONNX Runtime's copy is ours: no second one
-      }
-      int[] out = new int[b.remaining()];
-      b.get(out);
-      return out;
-    }
   },
   /** {@code long[]}. */
-  INT64(long[].class, 8, OnnxJavaType.INT64, 7, "int64_contents") {
+  INT64(
+      Layout.LONGS,
+      OnnxJavaType.INT64,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
+      7,
+      "int64_contents") {
     @Override
     Object box(Object data, int i) {
       return ((long[]) data)[i];
@@ -249,40 +195,36 @@ public enum Datatype {
     void set(String tensor, Object data, int i, Object value) {
       ((long[]) data)[i] = integral(tensor, i, value, Long.MIN_VALUE, Long.MAX_VALUE);
     }
-
+  },
+  /** IEEE 754 half precision, its bits in a {@code short[]}; read as a {@code Float}. */
+  FP16(
+      Layout.SHORTS,
+      OnnxJavaType.FLOAT16,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+      10,
+      null) {
     @Override
-    Object decode(ByteBuffer src, int count) {
-      long[] out = new long[count];
-      src.asLongBuffer().get(out);
-      src.position(src.position() + count * 8);
-      return out;
+    Object box(Object data, int i) {
+      return HalfFloats.fp16ToFloat(((short[]) data)[i]);
     }
 
     @Override
-    void encode(Object data, ByteBuffer dst) {
-      long[] a = (long[]) data;
-      dst.asLongBuffer().put(a);
-      dst.position(dst.position() + a.length * 8);
-    }
-
-    @Override
-    OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(env, LongBuffer.wrap((long[]) data), shape);
-    }
-
-    @Override
-    Object fromOrt(OnnxTensor t) {
-      LongBuffer b = t.getLongBuffer();
-      if (isWholeArray(b)) {
-        return b.array(); // ONNX Runtime's copy is ours: no second one
+    void set(String tensor, Object data, int i, Object value) {
+      double v = number(tensor, i, value).doubleValue();
+      short bits = HalfFloats.fp16FromDouble(v);
+      if (Double.isFinite(v) && Float.isInfinite(HalfFloats.fp16ToFloat(bits))) {
+        throw outOfRange(tensor, i, value, "+-65504");
       }
-      long[] out = new long[b.remaining()];
-      b.get(out);
-      return out;
+      ((short[]) data)[i] = bits;
     }
   },
   /** {@code float[]}. */
-  FP32(float[].class, 4, OnnxJavaType.FLOAT, 1, "fp32_contents") {
+  FP32(
+      Layout.FLOATS,
+      OnnxJavaType.FLOAT,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+      1,
+      "fp32_contents") {
     @Override
     Object box(Object data, int i) {
       return ((float[]) data)[i];
@@ -292,40 +234,14 @@ public enum Datatype {
     void set(String tensor, Object data, int i, Object value) {
       ((float[]) data)[i] = (float) number(tensor, i, value).doubleValue();
     }
-
-    @Override
-    Object decode(ByteBuffer src, int count) {
-      float[] out = new float[count];
-      src.asFloatBuffer().get(out);
-      src.position(src.position() + count * 4);
-      return out;
-    }
-
-    @Override
-    void encode(Object data, ByteBuffer dst) {
-      float[] a = (float[]) data;
-      dst.asFloatBuffer().put(a);
-      dst.position(dst.position() + a.length * 4);
-    }
-
-    @Override
-    OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(env, FloatBuffer.wrap((float[]) data), shape);
-    }
-
-    @Override
-    Object fromOrt(OnnxTensor t) {
-      FloatBuffer b = t.getFloatBuffer();
-      if (isWholeArray(b)) {
-        return b.array(); // ONNX Runtime's copy is ours: no second one
-      }
-      float[] out = new float[b.remaining()];
-      b.get(out);
-      return out;
-    }
   },
   /** {@code double[]}. */
-  FP64(double[].class, 8, OnnxJavaType.DOUBLE, 11, "fp64_contents") {
+  FP64(
+      Layout.DOUBLES,
+      OnnxJavaType.DOUBLE,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE,
+      11,
+      "fp64_contents") {
     @Override
     Object box(Object data, int i) {
       return ((double[]) data)[i];
@@ -335,142 +251,86 @@ public enum Datatype {
     void set(String tensor, Object data, int i, Object value) {
       ((double[]) data)[i] = number(tensor, i, value).doubleValue();
     }
-
-    @Override
-    Object decode(ByteBuffer src, int count) {
-      double[] out = new double[count];
-      src.asDoubleBuffer().get(out);
-      src.position(src.position() + count * 8);
-      return out;
-    }
-
-    @Override
-    void encode(Object data, ByteBuffer dst) {
-      double[] a = (double[]) data;
-      dst.asDoubleBuffer().put(a);
-      dst.position(dst.position() + a.length * 8);
-    }
-
-    @Override
-    OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(env, DoubleBuffer.wrap((double[]) data), shape);
-    }
-
-    @Override
-    Object fromOrt(OnnxTensor t) {
-      DoubleBuffer b = t.getDoubleBuffer();
-      if (isWholeArray(b)) {
-        return b.array(); // ONNX Runtime's copy is ours: no second one
-      }
-      double[] out = new double[b.remaining()];
-      b.get(out);
-      return out;
-    }
   },
-  /** {@code String[]}: each element is one UTF-8 string. */
-  BYTES(String[].class, -1, OnnxJavaType.STRING, 8, "bytes_contents") {
+  /** bfloat16, its bits in a {@code short[]}; read as a {@code Float}. */
+  BF16(
+      Layout.SHORTS,
+      OnnxJavaType.BFLOAT16,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16,
+      16,
+      null) {
     @Override
     Object box(Object data, int i) {
-      return ((String[]) data)[i];
+      return HalfFloats.bf16ToFloat(((short[]) data)[i]);
+    }
+
+    @Override
+    void set(String tensor, Object data, int i, Object value) {
+      double v = number(tensor, i, value).doubleValue();
+      short bits = HalfFloats.bf16FromDouble(v);
+      if (Double.isFinite(v) && Float.isInfinite(HalfFloats.bf16ToFloat(bits))) {
+        throw outOfRange(tensor, i, value, "+-3.3895314E38");
+      }
+      ((short[]) data)[i] = bits;
+    }
+  },
+  /**
+   * {@code byte[][]}: each element any sequence of bytes; read as a {@code String} when it is UTF-8
+   * text, else as its {@code byte[]}.
+   */
+  BYTES(
+      Layout.BYTE_STRINGS,
+      OnnxJavaType.STRING,
+      OnnxTensorType.ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING,
+      8,
+      "bytes_contents") {
+    @Override
+    Object box(Object data, int i) {
+      byte[] b = ((byte[][]) data)[i];
+      String text = utf8Text(b);
+      return text != null ? text : b;
     }
 
     @Override
     void set(String tensor, Object data, int i, Object value) {
       if (value instanceof String) {
-        ((String[]) data)[i] = utf8Encodable(tensor, i, (String) value);
+        ((byte[][]) data)[i] =
+            utf8Encodable(tensor, i, (String) value).getBytes(StandardCharsets.UTF_8);
       } else if (value instanceof byte[]) {
-        ((String[]) data)[i] = new String((byte[]) value, StandardCharsets.UTF_8);
+        ((byte[][]) data)[i] = (byte[]) value;
       } else {
         throw wrong(tensor, i, value, "a BYTES string");
       }
     }
-
-    @Override
-    Object decode(ByteBuffer src, int count) {
-      List<String> out = new ArrayList<>(Math.min(count, 1 << 16));
-      for (int i = 0; i < count; i++) {
-        if (src.remaining() < 4) {
-          throw new BufferUnderflowException();
-        }
-        int length = src.getInt();
-        if (length < 0 || length > src.remaining()) {
-          throw new BufferUnderflowException();
-        }
-        if (src.hasArray()) {
-          out.add(
-              new String(
-                  src.array(), src.arrayOffset() + src.position(), length, StandardCharsets.UTF_8));
-          src.position(src.position() + length);
-        } else {
-          byte[] b = new byte[length];
-          src.get(b);
-          out.add(new String(b, StandardCharsets.UTF_8));
-        }
-      }
-      return out.toArray(new String[0]);
-    }
-
-    @Override
-    void encode(Object data, ByteBuffer dst) {
-      for (String s : (String[]) data) {
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        dst.putInt(b.length);
-        dst.put(b);
-      }
-    }
-
-    @Override
-    public int binarySize(Object data) {
-      long n = 0;
-      for (String s : (String[]) data) {
-        n += 4 + utf8Length(s);
-      }
-      if (n > Integer.MAX_VALUE - 8) {
-        throw new InvalidInputException("a BYTES tensor of " + n + " bytes is too large");
-      }
-      return (int) n;
-    }
-
-    @Override
-    OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException {
-      return OnnxTensor.createTensor(env, (String[]) data, shape);
-    }
-
-    @Override
-    Object fromOrt(OnnxTensor t) throws OrtException {
-      List<String> flat = new ArrayList<>();
-      flattenStrings(t.getValue(), flat);
-      return flat.toArray(new String[0]);
-    }
   };
 
-  private final Class<?> arrayType;
-  private final int elementBytes;
+  private final Layout layout;
   private final OnnxJavaType ortType;
+  private final OnnxTensorType ortTensorType;
   private final int onnxElementType;
   private final String oipContentsField;
 
   Datatype(
-      Class<?> arrayType,
-      int elementBytes,
+      Layout layout,
       OnnxJavaType ortType,
+      OnnxTensorType ortTensorType,
       int onnxElementType,
       String oipContentsField) {
-    this.arrayType = arrayType;
-    this.elementBytes = elementBytes;
+    this.layout = layout;
     this.ortType = ortType;
+    this.ortTensorType = ortTensorType;
     this.onnxElementType = onnxElementType;
     this.oipContentsField = oipContentsField;
   }
 
   /** The Java array class of a tensor's flat data, e.g. {@code float[].class} for FP32. */
   public Class<?> arrayType() {
-    return arrayType;
+    return layout.arrayType;
   }
 
   /** Bytes per element, or -1 for BYTES (variable length). */
   public int elementBytes() {
-    return elementBytes;
+    return layout.elementBytes;
   }
 
   /** The Open Inference Protocol name, e.g. {@code "FP32"}. */
@@ -480,7 +340,8 @@ public enum Datatype {
 
   /**
    * The field of the Open Inference Protocol's gRPC {@code InferTensorContents} that carries this
-   * type's typed contents, e.g. {@code int_contents} for INT8, INT16 and INT32.
+   * type's typed contents, e.g. {@code int_contents} for INT8, INT16 and INT32; null for FP16 and
+   * BF16, which travel only as raw contents.
    */
   public String oipContentsField() {
     return oipContentsField;
@@ -492,6 +353,14 @@ public enum Datatype {
   }
 
   /**
+   * Whether ONNX Runtime's Java API can create a tensor of this type, so that a model can take it
+   * as input: false for UINT16, UINT32 and UINT64.
+   */
+  public boolean javaApiCreates() {
+    return ortType != null;
+  }
+
+  /**
    * Reads {@code count} elements of tensor {@code tensor} from {@code src} in the binary layout
    * (see the class comment), advancing its position; {@code src} must be little-endian.
    *
@@ -499,12 +368,13 @@ public enum Datatype {
    *     BYTES length prefix included)
    */
   public Object fromBinary(String tensor, ByteBuffer src, int count) {
-    if (elementBytes > 0 && (long) count * elementBytes > src.remaining()) {
+    int size = layout.elementBytes;
+    if (size > 0 && (long) count * size > src.remaining()) {
       throw new InvalidInputException(
           "input '"
               + tensor
               + "' needs "
-              + (long) count * elementBytes
+              + (long) count * size
               + " bytes of "
               + this
               + " data for "
@@ -513,7 +383,7 @@ public enum Datatype {
               + src.remaining());
     }
     try {
-      return decode(src, count);
+      return layout.decode(src, count);
     } catch (BufferUnderflowException e) {
       throw new InvalidInputException(
           "input '"
@@ -526,7 +396,17 @@ public enum Datatype {
 
   /** The number of bytes of {@code data} (an array of {@link #arrayType()}) in binary layout. */
   public int binarySize(Object data) {
-    return Array.getLength(data) * elementBytes;
+    if (layout != Layout.BYTE_STRINGS) {
+      return Array.getLength(data) * layout.elementBytes;
+    }
+    long n = 0;
+    for (byte[] b : (byte[][]) data) {
+      n += 4 + b.length;
+    }
+    if (n > Integer.MAX_VALUE - 8) {
+      throw new InvalidInputException("a BYTES tensor of " + n + " bytes is too large");
+    }
+    return (int) n;
   }
 
   /**
@@ -535,7 +415,7 @@ public enum Datatype {
    */
   public void toBinary(Object data, ByteBuffer dst) {
     int start = dst.position();
-    encode(data, dst);
+    layout.encode(data, dst);
     int written = dst.position() - start;
     int announced = binarySize(data);
     if (written != announced) {
@@ -557,33 +437,50 @@ public enum Datatype {
   /** Stores a loosely typed value (as a JSON parser produces it) at element {@code i}. */
   abstract void set(String tensor, Object data, int i, Object value);
 
-  abstract Object decode(ByteBuffer src, int count);
-
-  abstract void encode(Object data, ByteBuffer dst);
-
-  /** An ONNX Runtime tensor over {@code data}; the caller closes it. */
-  abstract OnnxTensor toOrt(OrtEnvironment env, Object data, long[] shape) throws OrtException;
+  /** A flat array of {@code count} elements read from the binary layout; see {@link Layout}. */
+  Object decode(ByteBuffer src, int count) {
+    return layout.decode(src, count);
+  }
 
   /**
    * An ONNX Runtime tensor of {@code t}'s elements in {@code shape}; the caller closes it. A tensor
    * over a direct buffer in the binary layout is handed over in place when the platform is
    * little-endian (ONNX Runtime reads the same bytes); any other is copied from its array.
+   *
+   * @throws InvalidInputException when this type cannot reach the model through the Java API (a
+   *     model taking it is refused at load; see {@link #javaApiCreates()}), or a BYTES element
+   *     cannot pass unchanged
    */
   OnnxTensor toOrt(OrtEnvironment env, Tensor t, long[] shape) throws OrtException {
+    if (ortType == null) {
+      throw new InvalidInputException(
+          "input '" + t.name() + "' is " + this + ", which ONNX Runtime's Java API cannot create");
+    }
     ByteBuffer raw = t.binary();
     if (raw != null && raw.isDirect() && ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN) {
       return OnnxTensor.createTensor(env, raw, shape, ortType);
     }
-    return toOrt(env, t.data(), shape);
+    return layout.toOrt(env, t.name(), t.data(), shape, ortType);
   }
 
   /** The flat data of an ONNX Runtime tensor of this type. */
-  abstract Object fromOrt(OnnxTensor t) throws OrtException;
+  Object fromOrt(OnnxTensor t) throws OrtException {
+    return layout.fromOrt(t);
+  }
 
-  /** The datatype of an ONNX Runtime element type, or null when ModelKeeper does not support it. */
-  static Datatype ofOrt(OnnxJavaType type) {
+  /** The strings ONNX Runtime's Java API would turn into the bytes of BYTES {@code data}. */
+  static String[] toOrtStrings(String tensor, byte[][] data) {
+    String[] out = new String[data.length];
+    for (int i = 0; i < data.length; i++) {
+      out[i] = OrtStrings.toOrt(tensor, i, data[i]);
+    }
+    return out;
+  }
+
+  /** The datatype of an ONNX Runtime tensor's element type, or null when there is none. */
+  static Datatype ofOrt(OnnxTensorType type) {
     for (Datatype d : values()) {
-      if (d.ortType == type) {
+      if (d.ortTensorType == type) {
         return d;
       }
     }
@@ -593,7 +490,7 @@ public enum Datatype {
   /**
    * Parses an Open Inference Protocol datatype name (case-insensitive).
    *
-   * @throws InvalidInputException when the name is null, unknown or unsupported
+   * @throws InvalidInputException when the name is null or unknown
    */
   public static Datatype parse(String name) {
     if (name == null) {
@@ -601,15 +498,16 @@ public enum Datatype {
     }
     Datatype d = tryParse(name);
     if (d == null) {
-      throw new InvalidInputException(
-          "unsupported datatype '"
-              + name
-              + "'; supported: BOOL, UINT8, INT8, INT16, INT32, INT64, FP32, FP64, BYTES");
+      StringBuilder known = new StringBuilder();
+      for (Datatype v : values()) {
+        known.append(known.length() == 0 ? "" : ", ").append(v.name());
+      }
+      throw new InvalidInputException("unsupported datatype '" + name + "'; supported: " + known);
     }
     return d;
   }
 
-  /** As {@link #parse}, but null for a null, unknown or unsupported name; throws nothing. */
+  /** As {@link #parse}, but null for a null or unknown name; throws nothing. */
   public static Datatype tryParse(String name) {
     if (name == null) {
       return null;
@@ -651,27 +549,31 @@ public enum Datatype {
     return s;
   }
 
-  /** The length of {@code s} in UTF-8 as {@link String#getBytes} writes it. */
-  private static int utf8Length(String s) {
-    int n = 0;
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c < 0x80) {
-        n += 1;
-      } else if (c < 0x800) {
-        n += 2;
-      } else if (Character.isHighSurrogate(c)
-          && i + 1 < s.length()
-          && Character.isLowSurrogate(s.charAt(i + 1))) {
-        n += 4;
-        i++;
-      } else if (Character.isSurrogate(c)) {
-        n += 1; // written as '?'
-      } else {
-        n += 3;
+  /**
+   * {@code bytes} as text when they are UTF-8, else null. Bytes that ONNX Runtime's Java API hands
+   * back for a character beyond U+FFFF or for U+0000 (modified UTF-8) read as those characters.
+   */
+  public static String utf8Text(byte[] bytes) {
+    int n = bytes.length;
+    boolean ascii = true;
+    for (int i = 0; i < n && ascii; i++) {
+      ascii = bytes[i] >= 0;
+    }
+    if (ascii) {
+      return new String(bytes, StandardCharsets.ISO_8859_1);
+    }
+    try {
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .decode(ByteBuffer.wrap(bytes))
+          .toString(); // reports malformed input instead of replacing it
+    } catch (CharacterCodingException e) {
+      try {
+        return OrtStrings.toOrt("", 0, bytes);
+      } catch (InvalidInputException notModifiedUtf8Either) {
+        return null;
       }
     }
-    return n;
   }
 
   private static void flattenStrings(Object value, List<String> out) {
@@ -690,6 +592,20 @@ public enum Datatype {
         "tensor '" + tensor + "' element " + i + " is " + describe(v) + ", expected " + expected);
   }
 
+  final InvalidInputException outOfRange(String tensor, int i, Object v, String range) {
+    return new InvalidInputException(
+        "tensor '"
+            + tensor
+            + "' element "
+            + i
+            + " is "
+            + v
+            + ", outside the "
+            + this
+            + " range "
+            + range);
+  }
+
   final Number number(String tensor, int i, Object v) {
     if (v instanceof Number) {
       return (Number) v;
@@ -698,41 +614,43 @@ public enum Datatype {
   }
 
   final long integral(String tensor, int i, Object v, long min, long max) {
+    BigDecimal d = exactInteger(tensor, i, v);
+    if (d.compareTo(BigDecimal.valueOf(min)) < 0 || d.compareTo(BigDecimal.valueOf(max)) > 0) {
+      throw outOfRange(tensor, i, d.toPlainString(), "[" + min + ", " + max + "]");
+    }
+    return d.longValue();
+  }
+
+  /** A UINT64 value from 0 to 2^64-1, in the bits of a long. */
+  final long unsigned64(String tensor, int i, Object v) {
+    BigDecimal d = exactInteger(tensor, i, v);
+    if (d.signum() < 0 || d.compareTo(MAX_UINT64) > 0) {
+      throw outOfRange(tensor, i, d.toPlainString(), "[0, " + MAX_UINT64 + "]");
+    }
+    return d.toBigInteger().longValue(); // the low 64 bits: the unsigned value's bit pattern
+  }
+
+  private static final BigDecimal MAX_UINT64 =
+      new BigDecimal(BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE));
+
+  private BigDecimal exactInteger(String tensor, int i, Object v) {
     Number n = number(tensor, i, v);
-    long value;
     if (n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte) {
-      value = n.longValue();
-    } else {
-      try {
-        BigDecimal d =
-            n instanceof BigDecimal
-                ? (BigDecimal) n
-                : n instanceof BigInteger
-                    ? new BigDecimal((BigInteger) n)
-                    : new BigDecimal(n.toString());
-        value = d.longValueExact();
-      } catch (ArithmeticException | NumberFormatException e) {
-        throw new InvalidInputException(
-            "tensor '" + tensor + "' element " + i + " is " + n + ", expected an integral " + this);
-      }
+      return BigDecimal.valueOf(n.longValue());
     }
-    if (value < min || value > max) {
+    try {
+      BigDecimal d =
+          n instanceof BigDecimal
+              ? (BigDecimal) n
+              : n instanceof BigInteger
+                  ? new BigDecimal((BigInteger) n)
+                  : new BigDecimal(n.toString());
+      d.toBigIntegerExact(); // a fraction is no integer
+      return d;
+    } catch (ArithmeticException | NumberFormatException e) {
       throw new InvalidInputException(
-          "tensor '"
-              + tensor
-              + "' element "
-              + i
-              + " is "
-              + value
-              + ", outside the "
-              + this
-              + " range ["
-              + min
-              + ", "
-              + max
-              + "]");
+          "tensor '" + tensor + "' element " + i + " is " + n + ", expected an integral " + this);
     }
-    return value;
   }
 
   private static String describe(Object v) {
@@ -745,5 +663,310 @@ public enum Datatype {
         && b.arrayOffset() == 0
         && b.position() == 0
         && Array.getLength(b.array()) == b.remaining();
+  }
+
+  /**
+   * How the elements of a datatype lie in a Java array and in the binary layout, and how they cross
+   * to and from ONNX Runtime: one constant per array type, shared by the datatypes of that width.
+   */
+  enum Layout {
+    BOOLEANS(boolean[].class, 1) {
+      @Override
+      Object decode(ByteBuffer src, int count) {
+        boolean[] out = new boolean[count];
+        for (int i = 0; i < count; i++) {
+          out[i] = src.get() != 0;
+        }
+        return out;
+      }
+
+      @Override
+      void encode(Object data, ByteBuffer dst) {
+        for (boolean b : (boolean[]) data) {
+          dst.put((byte) (b ? 1 : 0));
+        }
+      }
+
+      @Override
+      OnnxTensor toOrt(
+          OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
+          throws OrtException {
+        boolean[] b = (boolean[]) data;
+        ByteBuffer bytes = ByteBuffer.allocateDirect(b.length).order(ByteOrder.nativeOrder());
+        encode(b, bytes);
+        bytes.flip();
+        return OnnxTensor.createTensor(env, bytes, shape, type);
+      }
+
+      @Override
+      Object fromOrt(OnnxTensor t) {
+        ByteBuffer raw = t.getByteBuffer();
+        return decode(raw, raw.remaining());
+      }
+    },
+    BYTES_1(byte[].class, 1) {
+      @Override
+      Object decode(ByteBuffer src, int count) {
+        byte[] out = new byte[count];
+        src.get(out);
+        return out;
+      }
+
+      @Override
+      void encode(Object data, ByteBuffer dst) {
+        dst.put((byte[]) data);
+      }
+
+      @Override
+      OnnxTensor toOrt(
+          OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
+          throws OrtException {
+        return OnnxTensor.createTensor(env, ByteBuffer.wrap((byte[]) data), shape, type);
+      }
+
+      @Override
+      Object fromOrt(OnnxTensor t) {
+        ByteBuffer raw = t.getByteBuffer();
+        return decode(raw, raw.remaining());
+      }
+    },
+    SHORTS(short[].class, 2) {
+      @Override
+      Object decode(ByteBuffer src, int count) {
+        short[] out = new short[count];
+        src.asShortBuffer().get(out);
+        src.position(src.position() + count * 2);
+        return out;
+      }
+
+      @Override
+      void encode(Object data, ByteBuffer dst) {
+        short[] a = (short[]) data;
+        dst.asShortBuffer().put(a);
+        dst.position(dst.position() + a.length * 2);
+      }
+
+      @Override
+      OnnxTensor toOrt(
+          OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
+          throws OrtException {
+        return OnnxTensor.createTensor(env, ShortBuffer.wrap((short[]) data), shape, type);
+      }
+
+      @Override
+      Object fromOrt(OnnxTensor t) {
+        ShortBuffer b = t.getShortBuffer(); // FP16 and BF16 as their bits, UINT16 as INT16
+        if (isWholeArray(b)) {
+          return b.array(); // ONNX Runtime's copy is ours: no second one
+        }
+        short[] out = new short[b.remaining()];
+        b.get(out);
+        return out;
+      }
+    },
+    INTS(int[].class, 4) {
+      @Override
+      Object decode(ByteBuffer src, int count) {
+        int[] out = new int[count];
+        src.asIntBuffer().get(out);
+        src.position(src.position() + count * 4);
+        return out;
+      }
+
+      @Override
+      void encode(Object data, ByteBuffer dst) {
+        int[] a = (int[]) data;
+        dst.asIntBuffer().put(a);
+        dst.position(dst.position() + a.length * 4);
+      }
+
+      @Override
+      OnnxTensor toOrt(
+          OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
+          throws OrtException {
+        return OnnxTensor.createTensor(env, IntBuffer.wrap((int[]) data), shape);
+      }
+
+      @Override
+      Object fromOrt(OnnxTensor t) {
+        IntBuffer b = t.getIntBuffer();
+        if (isWholeArray(b)) {
+          return b.array();
+        }
+        int[] out = new int[b.remaining()];
+        b.get(out);
+        return out;
+      }
+    },
+    LONGS(long[].class, 8) {
+      @Override
+      Object decode(ByteBuffer src, int count) {
+        long[] out = new long[count];
+        src.asLongBuffer().get(out);
+        src.position(src.position() + count * 8);
+        return out;
+      }
+
+      @Override
+      void encode(Object data, ByteBuffer dst) {
+        long[] a = (long[]) data;
+        dst.asLongBuffer().put(a);
+        dst.position(dst.position() + a.length * 8);
+      }
+
+      @Override
+      OnnxTensor toOrt(
+          OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
+          throws OrtException {
+        return OnnxTensor.createTensor(env, LongBuffer.wrap((long[]) data), shape);
+      }
+
+      @Override
+      Object fromOrt(OnnxTensor t) {
+        LongBuffer b = t.getLongBuffer();
+        if (isWholeArray(b)) {
+          return b.array();
+        }
+        long[] out = new long[b.remaining()];
+        b.get(out);
+        return out;
+      }
+    },
+    FLOATS(float[].class, 4) {
+      @Override
+      Object decode(ByteBuffer src, int count) {
+        float[] out = new float[count];
+        src.asFloatBuffer().get(out);
+        src.position(src.position() + count * 4);
+        return out;
+      }
+
+      @Override
+      void encode(Object data, ByteBuffer dst) {
+        float[] a = (float[]) data;
+        dst.asFloatBuffer().put(a);
+        dst.position(dst.position() + a.length * 4);
+      }
+
+      @Override
+      OnnxTensor toOrt(
+          OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
+          throws OrtException {
+        return OnnxTensor.createTensor(env, FloatBuffer.wrap((float[]) data), shape);
+      }
+
+      @Override
+      Object fromOrt(OnnxTensor t) {
+        FloatBuffer b = t.getFloatBuffer();
+        if (isWholeArray(b)) {
+          return b.array();
+        }
+        float[] out = new float[b.remaining()];
+        b.get(out);
+        return out;
+      }
+    },
+    DOUBLES(double[].class, 8) {
+      @Override
+      Object decode(ByteBuffer src, int count) {
+        double[] out = new double[count];
+        src.asDoubleBuffer().get(out);
+        src.position(src.position() + count * 8);
+        return out;
+      }
+
+      @Override
+      void encode(Object data, ByteBuffer dst) {
+        double[] a = (double[]) data;
+        dst.asDoubleBuffer().put(a);
+        dst.position(dst.position() + a.length * 8);
+      }
+
+      @Override
+      OnnxTensor toOrt(
+          OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
+          throws OrtException {
+        return OnnxTensor.createTensor(env, DoubleBuffer.wrap((double[]) data), shape);
+      }
+
+      @Override
+      Object fromOrt(OnnxTensor t) {
+        DoubleBuffer b = t.getDoubleBuffer();
+        if (isWholeArray(b)) {
+          return b.array();
+        }
+        double[] out = new double[b.remaining()];
+        b.get(out);
+        return out;
+      }
+    },
+    BYTE_STRINGS(byte[][].class, -1) {
+      @Override
+      Object decode(ByteBuffer src, int count) {
+        byte[][] out = new byte[Math.min(count, 1 << 16)][];
+        int n = 0;
+        for (int i = 0; i < count; i++) {
+          if (src.remaining() < 4) {
+            throw new BufferUnderflowException();
+          }
+          int length = src.getInt();
+          if (length < 0 || length > src.remaining()) {
+            throw new BufferUnderflowException();
+          }
+          byte[] b = new byte[length];
+          src.get(b);
+          if (n == out.length) { // grown as elements arrive: a shape cannot claim memory alone
+            out = Arrays.copyOf(out, (int) Math.min((long) n * 2, count));
+          }
+          out[n++] = b;
+        }
+        return out;
+      }
+
+      @Override
+      void encode(Object data, ByteBuffer dst) {
+        for (byte[] b : (byte[][]) data) {
+          dst.putInt(b.length);
+          dst.put(b);
+        }
+      }
+
+      @Override
+      OnnxTensor toOrt(
+          OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
+          throws OrtException {
+        return OnnxTensor.createTensor(env, toOrtStrings(name, (byte[][]) data), shape);
+      }
+
+      @Override
+      Object fromOrt(OnnxTensor t) throws OrtException {
+        List<String> flat = new ArrayList<>();
+        flattenStrings(t.getValue(), flat);
+        byte[][] out = new byte[flat.size()][];
+        for (int i = 0; i < out.length; i++) {
+          out[i] = OrtStrings.fromOrt(flat.get(i));
+        }
+        return out;
+      }
+    };
+
+    final Class<?> arrayType;
+    final int elementBytes;
+
+    Layout(Class<?> arrayType, int elementBytes) {
+      this.arrayType = arrayType;
+      this.elementBytes = elementBytes;
+    }
+
+    abstract Object decode(ByteBuffer src, int count);
+
+    abstract void encode(Object data, ByteBuffer dst);
+
+    /** An ONNX Runtime tensor over {@code data}; the caller closes it. */
+    abstract OnnxTensor toOrt(
+        OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
+        throws OrtException;
+
+    abstract Object fromOrt(OnnxTensor t) throws OrtException;
   }
 }

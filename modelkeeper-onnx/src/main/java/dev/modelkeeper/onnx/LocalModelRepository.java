@@ -1,7 +1,7 @@
 package dev.modelkeeper.onnx;
 
-import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
+import dev.modelkeeper.core.ModelUnservableException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
@@ -59,6 +59,14 @@ public final class LocalModelRepository implements ModelRepository {
 
     /** A local copy of the model file at {@code file}, fetching it when needed. */
     Path fetch(Path file);
+
+    /**
+     * A token that changes when the model file at {@code file} changes, known without fetching it;
+     * by default its length.
+     */
+    default String revision(Path file) {
+      return "size " + size(file);
+    }
   }
 
   private final Path root;
@@ -111,6 +119,11 @@ public final class LocalModelRepository implements ModelRepository {
   @Override
   public String location() {
     return location;
+  }
+
+  @Override
+  public List<Path> localFolders() {
+    return List.of(root);
   }
 
   @Override
@@ -206,6 +219,34 @@ public final class LocalModelRepository implements ModelRepository {
     return real;
   }
 
+  /**
+   * The version {@code id} names, with the modification time and length of its model file and of
+   * the configuration files that apply to it ({@code config.pbtxt} beside the versions, {@code
+   * config.json} in the version folder).
+   */
+  @Override
+  public String revision(ModelId id) {
+    ModelConfig triton = tritonConfig(id, false);
+    ModelId v = concrete(id, triton);
+    Path modelDir = root.resolve(v.name());
+    StringBuilder out = new StringBuilder(v.toString());
+    out.append(' ').append(stateOf(modelDir.resolve(TritonConfig.FILE_NAME)));
+    out.append(' ').append(stateOf(modelDir.resolve(v.version()).resolve(ModelConfig.FILE_NAME)));
+    Path file = modelFile(v, triton);
+    out.append(' ').append(files == null ? stateOf(file) : files.revision(file));
+    return out.toString();
+  }
+
+  /** A file's modification time and length, or "none" when it is not there. */
+  private static String stateOf(Path file) {
+    try {
+      BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
+      return a.lastModifiedTime() + "/" + a.size();
+    } catch (IOException e) {
+      return "none";
+    }
+  }
+
   private RepositoryEntry entry(ModelId id, ModelConfig triton) {
     Path file = modelFile(id, triton);
     ModelConfig config = triton != null ? triton : readConfig(id, false);
@@ -266,8 +307,8 @@ public final class LocalModelRepository implements ModelRepository {
 
   /**
    * The model's {@code config.pbtxt}, or null when it has none. A broken one fails a load ({@code
-   * strict}) with {@link ModelLoadException}; a listing gets {@link #UNREADABLE} and the problem is
-   * warned once.
+   * strict}) with {@link ModelUnservableException}; a listing gets {@link #UNREADABLE} and the
+   * problem is warned once.
    */
   private ModelConfig tritonConfig(ModelId id, boolean strict) {
     Path modelDir = root.resolve(id.name());
@@ -303,15 +344,15 @@ public final class LocalModelRepository implements ModelRepository {
       return config;
     } catch (IOException | IllegalArgumentException e) {
       String problem = "bad " + file + " (model '" + id.name() + "'): " + e.getMessage();
-      if (strict) {
-        throw new ModelLoadException(problem, e);
-      }
       boolean news = false;
       for (String v : versions(id, UNREADABLE)) {
         news |= !problem.equals(badConfigsWarned.put(id.withVersion(v), problem));
       }
-      if (news) { // once per model and problem
+      if (news) { // once per model and problem, here only: the load's failure says it again
         LOG.log(Level.WARNING, problem + "; it is listed, and fails to load");
+      }
+      if (strict) {
+        throw new ModelUnservableException(problem, e, false, true);
       }
       return UNREADABLE;
     }
@@ -444,11 +485,11 @@ public final class LocalModelRepository implements ModelRepository {
       return config;
     } catch (IOException | IllegalArgumentException e) {
       String problem = "bad " + file + " (model '" + id + "'): " + e.getMessage();
-      if (strict) {
-        throw new ModelLoadException(problem, e);
-      }
       if (!problem.equals(badConfigsWarned.put(id, problem))) { // once per model and problem
         LOG.log(Level.WARNING, problem + "; it is listed without it and fails to load");
+      }
+      if (strict) {
+        throw new ModelUnservableException(problem, e, false, true);
       }
       return ModelConfig.EMPTY;
     }

@@ -1,6 +1,7 @@
 package dev.modelkeeper.onnx;
 
 import dev.modelkeeper.core.ModelNotFoundException;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
@@ -33,6 +34,26 @@ public interface ModelRepository {
 
   /** Where the repository lives, for messages (a folder or a URL). */
   String location();
+
+  /**
+   * A token that changes whenever the files of the version {@code id} names change (its model file
+   * and its configuration), read without downloading anything; null when the repository cannot
+   * tell. A model refused for a reason in its files is refused the same way, without another load,
+   * until its token changes.
+   *
+   * @throws ModelNotFoundException when the model or version does not exist
+   */
+  default String revision(ModelId id) {
+    return null;
+  }
+
+  /**
+   * The folders on this machine that hold the repository's files (its root, a mirror, a download
+   * cache): answers to clients name files relative to them, never by the server's own paths.
+   */
+  default List<Path> localFolders() {
+    return List.of();
+  }
 
   /**
    * The models whose configuration file the listings so far found broken, with the problem (they

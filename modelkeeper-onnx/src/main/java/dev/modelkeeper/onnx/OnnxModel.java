@@ -1,22 +1,27 @@
 package dev.modelkeeper.onnx;
 
+import ai.onnxruntime.MapInfo;
 import ai.onnxruntime.NodeInfo;
-import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OnnxValue;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
+import ai.onnxruntime.SequenceInfo;
 import ai.onnxruntime.TensorInfo;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.modelkeeper.core.ModelKeeperException;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotLoadedException;
+import dev.modelkeeper.core.ModelTooLargeException;
+import dev.modelkeeper.core.ModelUnservableException;
 import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.onnx.memory.MemoryMeter;
 import dev.modelkeeper.onnx.memory.WorkingMemory;
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -26,6 +31,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +51,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * OnnxModelOptions#memoryCosts()}, or conservatively estimated from the file size until measured.
  */
 public final class OnnxModel implements InferenceModel {
+
+  private static final System.Logger LOG = System.getLogger(OnnxModel.class.getName());
 
   private static final long CLOSE_TIMEOUT_SECONDS = 60;
 
@@ -70,6 +78,10 @@ public final class OnnxModel implements InferenceModel {
   private final Map<String, TensorConfig> reshapes;
 
   private final Set<String> optionalInputs;
+
+  /** What the model file declares of its inputs beyond what the runtime reports. */
+  private final GraphInputs graphInputs;
+
   private final boolean trimOnClose;
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
@@ -94,8 +106,10 @@ public final class OnnxModel implements InferenceModel {
       OrtSession session,
       OrtSession.SessionOptions sessionOptions,
       OrtSession.RunOptions runOptions,
-      boolean trimOnClose) {
+      boolean trimOnClose,
+      GraphInputs graphInputs) {
     this.metadata = metadata;
+    this.graphInputs = graphInputs;
     this.config = config;
     this.trimOnClose = trimOnClose;
     this.fileBytes = fileBytes;
@@ -188,13 +202,27 @@ public final class OnnxModel implements InferenceModel {
       long floor =
           MemoryCost.floorBytes(size, (int) (session.getNumInputs() + session.getNumOutputs()));
       MemoryCost cost = charge(options.memoryCosts(), id, size, floor, reading);
+      refuseWhenItCannotFit(id, cost, options.workingMemory().modelRoom());
+      GraphInputs graphInputs = graphInputs(modelFile);
+      Map<String, NodeInfo> inputInfo;
+      Map<String, NodeInfo> outputInfo;
+      try {
+        inputInfo = session.getInputInfo();
+        outputInfo = session.getOutputInfo();
+      } catch (OrtException e) { // ONNX optionals: the Java API has no type to describe them
+        throw cannotServe(
+            id,
+            "an input or output is not a tensor (ONNX Runtime's Java API cannot describe it: "
+                + e.getMessage()
+                + "); ModelKeeper serves models whose inputs and outputs are all tensors");
+      }
       ModelMetadata metadata =
           new ModelMetadata(
               name,
               version,
               ModelMetadata.ONNX_PLATFORM,
-              served(config, "input", specs(id, session.getInputInfo())),
-              served(config, "output", specs(id, session.getOutputInfo())),
+              served(config, "input", specs(id, "input", inputInfo, graphInputs)),
+              served(config, "output", specs(id, "output", outputInfo, graphInputs)),
               config.description(),
               config.labels());
       OnnxModel model =
@@ -208,7 +236,8 @@ public final class OnnxModel implements InferenceModel {
               session,
               opts,
               runOpts,
-              options.trimNativeHeapOnClose());
+              options.trimNativeHeapOnClose(),
+              graphInputs);
       WarmUp.run(model, config); // ready only once its warm-up ran, as in Triton
       return model;
     } catch (OrtException | RuntimeException e) {
@@ -219,11 +248,49 @@ public final class OnnxModel implements InferenceModel {
       if (runOpts != null) {
         runOpts.close();
       }
-      if (e instanceof ModelLoadException) {
-        throw (ModelLoadException) e;
+      if (e instanceof ModelTooLargeException) {
+        NativeHeap.requestTrim(); // what it took goes back to the system soon, not at the next trim
       }
-      throw new ModelLoadException(
-          "ONNX Runtime cannot load '" + id + "' from " + modelFile + ": " + e.getMessage(), e);
+      if (e instanceof ModelKeeperException) {
+        throw (ModelKeeperException) e;
+      }
+      String message =
+          "ONNX Runtime cannot load '" + id + "' from " + modelFile + ": " + e.getMessage();
+      if (e instanceof OrtException && fromTheFile(((OrtException) e).getCode())) {
+        throw new ModelUnservableException(message, e, false);
+      }
+      throw new ModelLoadException(message, e);
+    }
+  }
+
+  /**
+   * Whether ONNX Runtime failed to create a session for a reason in the model file (it cannot be
+   * parsed, its graph is invalid, it uses an operator or type the runtime lacks), which the same
+   * file will give again; not for the runtime's own trouble (out of memory, an engine error).
+   */
+  private static boolean fromTheFile(OrtException.OrtErrorCode code) {
+    switch (code) {
+      case ORT_FAIL:
+      case ORT_INVALID_ARGUMENT:
+      case ORT_NO_SUCHFILE:
+      case ORT_NO_MODEL:
+      case ORT_INVALID_PROTOBUF:
+      case ORT_NOT_IMPLEMENTED:
+      case ORT_INVALID_GRAPH:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** What the model file declares of its inputs beyond the runtime's report; none if unreadable. */
+  private static GraphInputs graphInputs(Path modelFile) {
+    try {
+      return GraphInputs.read(modelFile);
+    } catch (IOException | RuntimeException e) {
+      // the runtime read the file; what it reports is all that is known of the inputs then
+      LOG.log(Level.DEBUG, "cannot read the inputs of {0}: {1}", modelFile, e.getMessage());
+      return GraphInputs.NONE;
     }
   }
 
@@ -234,16 +301,41 @@ public final class OnnxModel implements InferenceModel {
       return d.served(
           what, what.equals("input") ? d.inputs() : d.outputs(), actual, config.maxBatchSize());
     } catch (IllegalArgumentException e) {
-      throw new ModelLoadException(
-          "the configuration contradicts the model file: " + e.getMessage(), e);
+      throw new ModelUnservableException(
+          "the configuration contradicts the model file: " + e.getMessage(), e, false);
     }
   }
 
   /**
+   * Refuses a model that, loaded and running one row, needs more than {@code room}, the most the
+   * memory cap leaves for models: it could never be served under the cap. Its cost is recorded, so
+   * later requests are refused before it is loaded again (until its file or the cap changes).
+   */
+  private static void refuseWhenItCannotFit(String id, MemoryCost cost, long room) {
+    long needs = Math.max(cost.loadPeakBytes(), cost.idleBytes() + cost.workingBytesFor(1));
+    if (needs <= room) {
+      return;
+    }
+    String message =
+        String.format(
+            Locale.ROOT,
+            "model '%s' needs %.1f MiB of memory at its peak (%s as it loaded), more than the %.1f"
+                + " MiB the memory cap leaves for models: it is not loaded again until its file or"
+                + " the cap changes (--max-memory)",
+            id,
+            needs / 1048576.0,
+            cost.measured() ? "measured" : "estimated",
+            room / 1048576.0);
+    LOG.log(Level.WARNING, message);
+    throw new ModelTooLargeException(message);
+  }
+
+  /**
    * The cost to charge for a model just loaded: a clean reading is recorded as its measured cost;
-   * else the known (or estimated) cost stands, raised to what this load was seen to take (a reading
-   * in company may include others' memory, so it only ever raises the charge) and to {@code
-   * floorBytes}.
+   * so is a reading in company that shows the load took more than its charge even after what others
+   * could have added is taken off (a load that crossed the cap is learned at once); else the known
+   * (or estimated) cost stands, raised to what this load was seen to take (a reading in company may
+   * include others' memory, so it only ever raises the charge) and to {@code floorBytes}.
    */
   private static MemoryCost charge(
       MemoryCosts costs, String id, long fileBytes, long floorBytes, MemoryMeter.Reading reading) {
@@ -251,6 +343,10 @@ public final class OnnxModel implements InferenceModel {
       return costs.recordLoad(id, fileBytes, floorBytes, reading.peakDelta(), reading.afterDelta());
     }
     MemoryCost known = costs.costOf(id, fileBytes);
+    if (reading.peakLowerBound() > known.loadPeakBytes()) {
+      return costs.recordLoad(
+          id, fileBytes, floorBytes, reading.peakLowerBound(), reading.afterLowerBound());
+    }
     long idle = Math.max(known.idleBytes(), Math.max(reading.afterDelta(), floorBytes));
     long peak = Math.max(Math.max(known.loadPeakBytes(), reading.peakDelta()), idle);
     if (idle == known.idleBytes() && peak == known.loadPeakBytes()) {
@@ -320,8 +416,9 @@ public final class OnnxModel implements InferenceModel {
         ortInputs.put(t.name(), t.datatype().toOrt(env, t, shape));
       }
       int rows = rows(inputs);
-      try (WithFixedSizeCache.Reservation working =
-          workingMemory.reserve(metadata.id(), workingBytes(rows))) {
+      long bytes = workingBytes(rows);
+      try (WithFixedSizeCache.Reservation working = workingMemory.reserve(metadata.id(), bytes);
+          MemoryMeter.Held counted = MemoryMeter.working(bytes)) {
         return measuredRun(s, ortInputs, outputs, rows);
       }
     } catch (OrtException e) {
@@ -535,6 +632,16 @@ public final class OnnxModel implements InferenceModel {
             "input keyed '" + key + "' carries a tensor named '" + t.name() + "'");
       }
       TensorSpec spec = inputSpecs.get(key);
+      if (spec == null && graphInputs.withDefaults().contains(key)) {
+        throw new InvalidInputException(
+            "input '"
+                + key
+                + "' of model '"
+                + metadata.id()
+                + "' has a default value in the model (an initializer of that name), which ONNX"
+                + " Runtime's Java API does not let a request replace; leave it out to use the"
+                + " default");
+      }
       if (spec == null) {
         throw new InvalidInputException(
             "model '"
@@ -555,7 +662,9 @@ public final class OnnxModel implements InferenceModel {
                 + ", was "
                 + t.datatype());
       }
-      checkShape(spec, t.shape());
+      if (!graphInputs.shapeless().contains(key)) {
+        checkShape(spec, t.shape());
+      }
     }
     for (String name : inputSpecs.keySet()) {
       if (!inputs.containsKey(name) && !optionalInputs.contains(name)) {
@@ -643,7 +752,7 @@ public final class OnnxModel implements InferenceModel {
     }
     OnnxTensor t = (OnnxTensor) value;
     TensorInfo info = t.getInfo();
-    Datatype dt = Datatype.ofOrt(info.type);
+    Datatype dt = Datatype.ofOrt(info.onnxType);
     if (dt == null) {
       throw new InferenceException(
           "output '" + name + "' of '" + metadata.id() + "' has unsupported type " + info.type,
@@ -652,28 +761,73 @@ public final class OnnxModel implements InferenceModel {
     return Tensor.of(name, dt, info.getShape(), dt.fromOrt(t));
   }
 
-  private static List<TensorSpec> specs(String id, Map<String, NodeInfo> infos) {
+  /**
+   * The tensors of a model's inputs or outputs ({@code what}).
+   *
+   * @throws ModelUnservableException when one is not a tensor (an ONNX sequence, map or optional),
+   *     has an element type the protocol cannot name, or is an input of a type that ONNX Runtime's
+   *     Java API cannot create
+   */
+  private static List<TensorSpec> specs(
+      String id, String what, Map<String, NodeInfo> infos, GraphInputs graphInputs) {
     List<TensorSpec> out = new ArrayList<>();
     for (NodeInfo node : infos.values()) {
       if (!(node.getInfo() instanceof TensorInfo)) {
-        throw new ModelLoadException(
-            "model '" + id + "' has a non-tensor input or output '" + node.getName() + "'");
+        throw cannotServe(
+            id,
+            what
+                + " '"
+                + node.getName()
+                + "' is "
+                + kind(node.getInfo())
+                + ", not a tensor; ModelKeeper serves models whose inputs and outputs are all"
+                + " tensors");
       }
       TensorInfo info = (TensorInfo) node.getInfo();
-      out.add(
-          TensorSpec.of(
-              node.getName(), datatypeOf(id, node.getName(), info.type), info.getShape()));
+      Datatype dt = Datatype.ofOrt(info.onnxType);
+      if (dt == null) {
+        throw cannotServe(
+            id,
+            what
+                + " '"
+                + node.getName()
+                + "' has element type "
+                + info.onnxType.name().replace("ONNX_TENSOR_ELEMENT_DATA_TYPE_", "")
+                + ", which the Open Inference Protocol cannot carry");
+      }
+      if (what.equals("input") && !dt.javaApiCreates()) {
+        throw cannotServe(
+            id,
+            "input '"
+                + node.getName()
+                + "' is "
+                + dt
+                + ", which ONNX Runtime's Java API cannot create (it reads "
+                + dt
+                + " outputs, but has no way to pass "
+                + dt
+                + " inputs)");
+      }
+      // an input that declares no shape takes any shape; the runtime reports it like a scalar
+      boolean anyShape = what.equals("input") && graphInputs.shapeless().contains(node.getName());
+      out.add(TensorSpec.of(node.getName(), dt, anyShape ? new long[] {-1} : info.getShape()));
     }
     return out;
   }
 
-  private static Datatype datatypeOf(String id, String name, OnnxJavaType type) {
-    Datatype dt = Datatype.ofOrt(type);
-    if (dt == null) {
-      throw new ModelLoadException(
-          "model '" + id + "' tensor '" + name + "' has unsupported type " + type);
+  private static ModelUnservableException cannotServe(String id, String why) {
+    return new ModelUnservableException("model '" + id + "' cannot be served: " + why, null, true);
+  }
+
+  /** What a non-tensor value is, in ONNX's words. */
+  private static String kind(Object info) {
+    if (info instanceof SequenceInfo) {
+      return "a sequence";
     }
-    return dt;
+    if (info instanceof MapInfo) {
+      return "a map";
+    }
+    return "an optional or other non-tensor value";
   }
 
   private static Map<String, TensorSpec> index(List<TensorSpec> specs) {

@@ -5,9 +5,13 @@ import dev.modelkeeper.core.ModelFactory;
 import dev.modelkeeper.core.ModelKeeperException;
 import dev.modelkeeper.core.ModelNotFoundException;
 import dev.modelkeeper.core.ModelRegistry;
+import dev.modelkeeper.core.ModelUnservableException;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A {@link ModelRegistry} over a {@link ModelRepository}: identifiers are {@code name} (the highest
@@ -20,6 +24,12 @@ import java.util.Objects;
  * load needs at the peak (measured before, or estimated from the repository's size of it) without
  * loading or downloading it.
  *
+ * <p>A model whose load fails for a reason in its files ({@link ModelUnservableException}) is
+ * remembered with the repository's {@link ModelRepository#revision revision} of its files: {@link
+ * #getModel} answers the same failure at once, without loading it again, until the files change. So
+ * a client asking again gets the same answer, and the memory budget is not disturbed by loads that
+ * cannot succeed.
+ *
  * <p>Aliases: core asks the registry for the resolved identifier (the alias when one is given), so
  * an alias must itself be a repository identifier (e.g. {@code iris} for {@code iris/1}); the model
  * that is loaded is always the one the caller requested.
@@ -29,6 +39,9 @@ public final class RepositoryModelRegistry implements ModelRegistry {
   private final ModelRepository repository;
   private final OnnxModelOptions options;
   private final ModelFactory factory = new Factory();
+
+  /** The last refusal of each model version (name/version), with the revision of its files. */
+  private final Map<String, Refusal> refusals = new ConcurrentHashMap<>();
 
   public RepositoryModelRegistry(ModelRepository repository) {
     this(repository, OnnxModelOptions.defaults());
@@ -47,9 +60,32 @@ public final class RepositoryModelRegistry implements ModelRegistry {
    */
   @Override
   public ModelFactory getModel(String resolvedModelId, String apiKey) {
-    repository.locate(ModelId.parse(resolvedModelId));
+    RepositoryEntry entry = repository.locate(ModelId.parse(resolvedModelId));
+    Refusal refused = refusals.get(entry.id());
+    if (refused != null) {
+      if (refused.revision().equals(repository.revision(entry.modelId()))) {
+        throw refused.failure();
+      }
+      refusals.remove(entry.id(), refused); // its files changed: the next load tries again
+    }
     return factory;
   }
+
+  /**
+   * Why {@code modelId} (name or name/version) is refused until its files change, when it is; the
+   * revision is not checked.
+   */
+  public Optional<ModelUnservableException> refusal(String modelId) {
+    try {
+      Refusal r = refusals.get(repository.locate(ModelId.parse(modelId)).id());
+      return r == null ? Optional.empty() : Optional.of(r.failure());
+    } catch (ModelKeeperException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** A load that failed for a reason in the files of the revision it was read from. */
+  private record Refusal(String revision, ModelUnservableException failure) {}
 
   /** Every model version in the repository, for the repository index endpoint. */
   public List<RepositoryEntry> list() {
@@ -75,7 +111,18 @@ public final class RepositoryModelRegistry implements ModelRegistry {
 
     @Override
     public Model create(String modelId, String apiKey) {
-      return OnnxModel.load(repository.fetch(ModelId.parse(modelId)), options);
+      ModelId id = ModelId.parse(modelId);
+      RepositoryEntry entry = repository.locate(id);
+      // read before the files are: a change while it loads makes the next request try again
+      String revision = repository.revision(entry.modelId());
+      try {
+        return OnnxModel.load(repository.fetch(id), options);
+      } catch (ModelUnservableException e) {
+        if (revision != null) {
+          refusals.put(entry.id(), new Refusal(revision, e));
+        }
+        throw e;
+      }
     }
 
     /**

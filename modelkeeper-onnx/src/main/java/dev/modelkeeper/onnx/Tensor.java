@@ -3,6 +3,7 @@ package dev.modelkeeper.onnx;
 import java.lang.reflect.Array;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -85,8 +86,8 @@ public final class Tensor {
       throw shapeMismatch(name, dims, count + " elements", length + " data elements");
     }
     if (datatype == Datatype.BYTES) {
-      for (String s : (String[]) data) {
-        if (s == null) {
+      for (byte[] b : (byte[][]) data) {
+        if (b == null) {
           throw new InvalidInputException("tensor '" + name + "' has a null BYTES element");
         }
       }
@@ -169,7 +170,20 @@ public final class Tensor {
     return of(name, Datatype.BOOL, shape, data);
   }
 
+  /** A BYTES tensor of {@code data}, each element its UTF-8 bytes. */
   public static Tensor ofStrings(String name, long[] shape, String... data) {
+    byte[][] bytes = new byte[data.length][];
+    for (int i = 0; i < data.length; i++) {
+      if (data[i] == null) {
+        throw new InvalidInputException("tensor '" + name + "' has a null BYTES element");
+      }
+      bytes[i] = Datatype.utf8Encodable(name, i, data[i]).getBytes(StandardCharsets.UTF_8);
+    }
+    return of(name, Datatype.BYTES, shape, bytes);
+  }
+
+  /** A BYTES tensor of {@code data}, each element any bytes. */
+  public static Tensor ofByteStrings(String name, long[] shape, byte[]... data) {
     return of(name, Datatype.BYTES, shape, data);
   }
 
@@ -277,14 +291,29 @@ public final class Tensor {
     return typed(Datatype.BOOL, boolean[].class);
   }
 
-  public String[] strings() {
-    return typed(Datatype.BYTES, String[].class);
+  /** The elements of a BYTES tensor, each its bytes. */
+  public byte[][] byteStrings() {
+    return typed(Datatype.BYTES, byte[][].class);
   }
 
   /**
-   * Element {@code index} boxed as JSON would carry it: {@link Boolean}, {@link Integer} (UINT8,
-   * INT8, INT16, INT32, UINT8 as 0..255), {@link Long}, {@link Float}, {@link Double} or {@link
-   * String}.
+   * The elements of a BYTES tensor as text, each decoded from UTF-8 (bytes that are not UTF-8 are
+   * replaced with U+FFFD: use {@link #byteStrings()} where bytes matter).
+   */
+  public String[] strings() {
+    byte[][] bytes = byteStrings();
+    String[] out = new String[bytes.length];
+    for (int i = 0; i < bytes.length; i++) {
+      out[i] = new String(bytes[i], StandardCharsets.UTF_8);
+    }
+    return out;
+  }
+
+  /**
+   * Element {@code index} boxed as JSON would carry it: {@link Boolean}, {@link Integer} (INT8,
+   * INT16, INT32, UINT8 as 0..255, UINT16), {@link Long} (INT64, UINT32, UINT64 up to 2^63-1),
+   * {@link java.math.BigInteger} (UINT64 beyond), {@link Float} (FP16, BF16, FP32), {@link Double},
+   * or for BYTES a {@link String} when the element is UTF-8 text, else its {@code byte[]}.
    */
   public Object get(int index) {
     return datatype.box(data(), index);

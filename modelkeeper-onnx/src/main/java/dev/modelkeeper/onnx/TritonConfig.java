@@ -19,6 +19,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Reads a Triton-layout model configuration, {@code <repository>/<model>/config.pbtxt} in
@@ -70,18 +71,23 @@ public final class TritonConfig {
   private static final Set<String> APPLIED_PARAMETERS =
       Set.of("intra_op_thread_count", "inter_op_thread_count");
 
-  /** Triton's data types that ModelKeeper serves, and their datatypes (STRING is BYTES). */
+  /** Triton's data types and their datatypes (STRING is BYTES). */
   private static final Map<DataType, Datatype> TYPES =
-      Map.of(
-          DataType.TYPE_BOOL, Datatype.BOOL,
-          DataType.TYPE_UINT8, Datatype.UINT8,
-          DataType.TYPE_INT8, Datatype.INT8,
-          DataType.TYPE_INT16, Datatype.INT16,
-          DataType.TYPE_INT32, Datatype.INT32,
-          DataType.TYPE_INT64, Datatype.INT64,
-          DataType.TYPE_FP32, Datatype.FP32,
-          DataType.TYPE_FP64, Datatype.FP64,
-          DataType.TYPE_STRING, Datatype.BYTES);
+      Map.ofEntries(
+          Map.entry(DataType.TYPE_BOOL, Datatype.BOOL),
+          Map.entry(DataType.TYPE_UINT8, Datatype.UINT8),
+          Map.entry(DataType.TYPE_UINT16, Datatype.UINT16),
+          Map.entry(DataType.TYPE_UINT32, Datatype.UINT32),
+          Map.entry(DataType.TYPE_UINT64, Datatype.UINT64),
+          Map.entry(DataType.TYPE_INT8, Datatype.INT8),
+          Map.entry(DataType.TYPE_INT16, Datatype.INT16),
+          Map.entry(DataType.TYPE_INT32, Datatype.INT32),
+          Map.entry(DataType.TYPE_INT64, Datatype.INT64),
+          Map.entry(DataType.TYPE_FP16, Datatype.FP16),
+          Map.entry(DataType.TYPE_FP32, Datatype.FP32),
+          Map.entry(DataType.TYPE_FP64, Datatype.FP64),
+          Map.entry(DataType.TYPE_BF16, Datatype.BF16),
+          Map.entry(DataType.TYPE_STRING, Datatype.BYTES));
 
   private static final Map<Datatype, DataType> TRITON_TYPES = new EnumMap<>(Datatype.class);
 
@@ -377,9 +383,11 @@ public final class TritonConfig {
               + what
               + " '"
               + name
-              + "' is not supported;"
-              + " supported: TYPE_BOOL, TYPE_UINT8, TYPE_INT8, TYPE_INT16, TYPE_INT32,"
-              + " TYPE_INT64, TYPE_FP32, TYPE_FP64, TYPE_STRING");
+              + "' is not supported; supported: "
+              + TYPES.keySet().stream()
+                  .sorted()
+                  .map(DataType::name)
+                  .collect(Collectors.joining(", ")));
     }
     for (long d : dims) {
       if (d < -1) {

@@ -1,6 +1,7 @@
 package dev.modelkeeper.onnx;
 
 import dev.modelkeeper.core.ModelLoadException;
+import dev.modelkeeper.core.ModelUnservableException;
 import dev.modelkeeper.onnx.triton.ModelWarmup;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -50,14 +51,17 @@ final class WarmUp {
       Map<String, Tensor> inputs;
       try {
         inputs = inputs(sample, config.maxBatchSize(), modelDir);
-      } catch (IllegalArgumentException | IOException e) {
+      } catch (IllegalArgumentException e) {
+        throw new ModelUnservableException(where + " cannot be built: " + e.getMessage(), e, false);
+      } catch (IOException e) {
         throw new ModelLoadException(where + " cannot be built: " + e.getMessage(), e);
       }
       for (int i = 0; i < Math.max(1, sample.getCount()); i++) {
         try {
           model.infer(inputs);
         } catch (RuntimeException e) {
-          throw new ModelLoadException(where + " failed: " + e.getMessage(), e);
+          // the same model fails on the same data every time
+          throw new ModelUnservableException(where + " failed: " + e.getMessage(), e, false);
         }
       }
     }

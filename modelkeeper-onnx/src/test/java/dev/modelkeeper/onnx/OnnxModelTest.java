@@ -5,11 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotLoadedException;
+import dev.modelkeeper.core.ModelTooLargeException;
+import dev.modelkeeper.core.WithFixedSizeCache;
+import dev.modelkeeper.onnx.memory.WorkingMemory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,6 +82,95 @@ class OnnxModelTest {
     assertThat(out.get("bytes_out").strings()).containsExactly("hello", "", "naïve ☃");
     assertThat(out.values()).allSatisfy(t -> assertThat(t.shape()).containsExactly(3));
     assertThat(out.get("uint8_out").datatype()).isEqualTo(Datatype.UINT8);
+  }
+
+  /**
+   * Every byte value, at the start, in the middle and at the end of a BYTES element, through the
+   * types model's echo (bytes_in to bytes_out, an ONNX Identity): either the model hands back
+   * exactly the bytes sent, or the request is refused naming the element and the byte; never are
+   * bytes changed.
+   */
+  @Test
+  void infer_bytesEveryByteValueInEveryPosition_comeBackUnchangedOrAreRefused() {
+    int passed = 0;
+    for (int v = 0; v < 256; v++) {
+      byte b = (byte) v;
+      for (byte[] element :
+          List.of(new byte[] {b}, new byte[] {'a', b, 'z'}, new byte[] {'a', b})) {
+        int at = element.length == 1 ? 0 : 1;
+        boolean passes = v >= 0x01 && v < 0x80; // a byte alone is modified UTF-8 only as ASCII
+        String outcome = bytesEcho(element, at, passes ? null : (v == 0 ? "NUL byte" : "UTF-8"));
+        if (outcome.equals("passed")) {
+          passed++;
+        }
+      }
+    }
+    assertThat(passed).isEqualTo(127 * 3);
+    // sequences the Java API carries exactly: 2 and 3 bytes, U+0000 as c0 80, surrogates as CESU-8
+    bytesEcho(new byte[] {(byte) 0xc3, (byte) 0xa9}, 0, null);
+    bytesEcho(new byte[] {(byte) 0xe2, (byte) 0x82, (byte) 0xac}, 0, null);
+    bytesEcho(new byte[] {'x', (byte) 0xc0, (byte) 0x80}, 0, null);
+    bytesEcho(
+        new byte[] {(byte) 0xed, (byte) 0xa0, (byte) 0xbd, (byte) 0xed, (byte) 0xb8, (byte) 0x80},
+        0,
+        null);
+    // and those it cannot: 4-byte UTF-8, overlong forms, a sequence cut short
+    bytesEcho(new byte[] {'x', (byte) 0xf0, (byte) 0x9f, (byte) 0x98, (byte) 0x80}, 1, "4-byte");
+    bytesEcho(new byte[] {(byte) 0xc1, (byte) 0x81}, 0, "UTF-8");
+    bytesEcho(new byte[] {(byte) 0xe0, (byte) 0x81, (byte) 0x81}, 0, "UTF-8");
+    bytesEcho(new byte[] {'a', 'b', (byte) 0xc3}, 2, "UTF-8");
+  }
+
+  /**
+   * Sends {@code element} as the second of two BYTES elements; checks the echo is exact, or, when
+   * {@code refusal} is given, that the request is refused naming element 1, byte {@code at} and the
+   * reason. Returns "passed" or "refused".
+   */
+  private static String bytesEcho(byte[] element, int at, String refusal) {
+    Map<String, Tensor> in = typesInputs();
+    in.put(
+        "bytes_in",
+        Tensor.ofByteStrings("bytes_in", new long[] {2}, new byte[] {'o', 'k'}, element));
+    // the other inputs have 3 elements; bytes_in is on its own dimension
+    if (refusal == null) {
+      byte[][] out = types.infer(in, Set.of("bytes_out")).get("bytes_out").byteStrings();
+      assertThat(out)
+          .as("echo of %s", HexFormat.of().formatHex(element))
+          .isEqualTo(new byte[][] {{'o', 'k'}, element});
+      return "passed";
+    }
+    assertThatThrownBy(() -> types.infer(in, Set.of("bytes_out")))
+        .as("refusal of %s", HexFormat.of().formatHex(element))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("BYTES element 1 of input 'bytes_in'")
+        .hasMessageContaining("at byte " + at)
+        .hasMessageContaining(refusal);
+    return "refused";
+  }
+
+  @Test
+  void load_measuredToNeedMoreThanTheRoomForModels_isRefusedNamingItsNeedAndTheRoom() {
+    OnnxModelOptions tight =
+        OnnxModelOptions.defaults()
+            .withWorkingMemory(
+                new WorkingMemory() {
+                  @Override
+                  public WithFixedSizeCache.Reservation reserve(String modelId, long bytes) {
+                    return WithFixedSizeCache.Reservation.NONE;
+                  }
+
+                  @Override
+                  public long modelRoom() {
+                    return 64 << 10; // less than any session's own structures
+                  }
+                });
+    assertThatThrownBy(
+            () ->
+                OnnxModel.load(
+                    TestRepos.modelFile("iris", "1"), "iris", "1", ModelConfig.EMPTY, tight))
+        .isInstanceOf(ModelTooLargeException.class)
+        .hasMessageContaining("model 'iris/1' needs")
+        .hasMessageContaining("more than the 0.1 MiB the memory cap leaves for models");
   }
 
   @Test

@@ -13,6 +13,7 @@ import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
+import dev.modelkeeper.onnx.memory.WorkingMemory;
 import dev.modelkeeper.server.docs.DocsRoutes;
 import dev.modelkeeper.server.engine.BearerAuth;
 import dev.modelkeeper.server.engine.DirectBuffers;
@@ -188,7 +189,7 @@ public final class ModelKeeperServer implements AutoCloseable {
             .withExecution(executors.execution(), config.requestTimeout());
     ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
     metrics.watch(memory, manager, modelMemory);
-    this.status = StatusBoard.of(metrics, memory::residentBytes);
+    this.status = StatusBoard.of(metrics, memory::residentBytes, events.redaction());
     manager.addListener(status);
     status.start(timer);
     Engine engine =
@@ -208,7 +209,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.grpcArrivals = new GrpcArrivals(inflight, config.bodyReadTimeout(), metrics);
     this.grpcService = new GrpcEndpoint.Service(engine, requestIds);
     Json json = new Json();
-    ErrorMapper errors = new ErrorMapper(json);
+    ErrorMapper errors = new ErrorMapper(json, events.redaction());
     this.runner = new RequestRunner(workers, errors);
     this.intake =
         new BodyIntake(
@@ -248,7 +249,19 @@ public final class ModelKeeperServer implements AutoCloseable {
                 config.repository(),
                 OnnxModelOptions.defaults()
                     .withMemoryCosts(costs)
-                    .withWorkingMemory((id, bytes) -> budget.get().reserveWorking(id, bytes)));
+                    .withWorkingMemory(
+                        new WorkingMemory() {
+                          @Override
+                          public WithFixedSizeCache.Reservation reserve(String id, long bytes) {
+                            return budget.get().reserveWorking(id, bytes);
+                          }
+
+                          @Override
+                          public long modelRoom() {
+                            long room = budget.get().options().maxBytes();
+                            return room > 0 ? room : Long.MAX_VALUE;
+                          }
+                        }));
     BaseModelManager base =
         new BaseModelManager(
             resolver.registry(refusingLoadsWhenStopping(registry)),

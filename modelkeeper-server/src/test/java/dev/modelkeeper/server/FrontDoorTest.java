@@ -211,7 +211,7 @@ class FrontDoorTest {
       Http http = Http.to(server.port());
       List<Response> answers =
           List.of(
-              http.post(INFER, X.replace("[1, 2]", "[NaN, 2]")),
+              http.post(INFER, X.replace("[1, 2]", "[nan, 2]")),
               http.post("/model/add", "{\"model_id\": \"alpha/1\"} {}"),
               http.post(INFER, "[".repeat(200)));
       for (Response r : answers) {

@@ -91,8 +91,8 @@ public record InferRequest(
       for (int i = 0; i < count; i++) {
         d[i] = random.nextDouble();
       }
-    } else if (array instanceof String[] s) {
-      java.util.Arrays.fill(s, "x");
+    } else if (array instanceof byte[][] s) {
+      java.util.Arrays.fill(s, new byte[] {'x'});
     }
     return array;
   }

@@ -141,8 +141,8 @@ public final class ModelAlone {
       int count = (int) Arrays.stream(shape).reduce(1, (a, b) -> a * b);
       Datatype dt = spec.datatype();
       Object data = Array.newInstance(dt.arrayType().getComponentType(), count);
-      if (data instanceof String[]) {
-        Arrays.fill((String[]) data, "");
+      if (data instanceof byte[][]) {
+        Arrays.fill((byte[][]) data, new byte[0]);
       }
       inputs.put(spec.name(), Tensor.of(spec.name(), dt, shape, data));
     }

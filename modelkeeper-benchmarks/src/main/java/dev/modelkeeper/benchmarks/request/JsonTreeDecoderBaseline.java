@@ -250,7 +250,7 @@ final class JsonTreeDecoderBaseline {
         if (!v.isTextual()) {
           throw wrongElement(name, dt, i, v, "a string");
         }
-        ((String[]) array)[i] = v.textValue();
+        ((byte[][]) array)[i] = v.textValue().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         break;
       default:
         throw new InvalidInputException("datatype " + dt + " is not supported");

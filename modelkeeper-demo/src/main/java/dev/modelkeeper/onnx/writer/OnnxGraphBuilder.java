@@ -92,6 +92,8 @@ public final class OnnxGraphBuilder {
   private static final int VALUE_INFO_NAME = 1;
   private static final int VALUE_INFO_TYPE = 2;
   private static final int TYPE_TENSOR_TYPE = 1;
+  private static final int TYPE_SEQUENCE_TYPE = 4;
+  private static final int SEQUENCE_ELEM_TYPE = 1;
   private static final int TENSOR_TYPE_ELEM_TYPE = 1;
   private static final int TENSOR_TYPE_SHAPE = 2;
   private static final int SHAPE_DIM = 1;
@@ -164,6 +166,31 @@ public final class OnnxGraphBuilder {
   /** A graph input; {@code -1} dimensions are dynamic. */
   public OnnxGraphBuilder input(String name, Datatype datatype, long... shape) {
     inputs.add(valueInfo(name, datatype, shape));
+    return this;
+  }
+
+  /** A graph input that declares its element type but no shape: a tensor of any rank. */
+  public OnnxGraphBuilder shapelessInput(String name, Datatype datatype) {
+    ProtoMessage tensorType = new ProtoMessage().int64(TENSOR_TYPE_ELEM_TYPE, onnxType(datatype));
+    ProtoMessage type = new ProtoMessage().message(TYPE_TENSOR_TYPE, tensorType);
+    inputs.add(new ProtoMessage().string(VALUE_INFO_NAME, name).message(VALUE_INFO_TYPE, type));
+    return this;
+  }
+
+  /** A graph output that declares its element type but no shape. */
+  public OnnxGraphBuilder shapelessOutput(String name, Datatype datatype) {
+    ProtoMessage tensorType = new ProtoMessage().int64(TENSOR_TYPE_ELEM_TYPE, onnxType(datatype));
+    ProtoMessage type = new ProtoMessage().message(TYPE_TENSOR_TYPE, tensorType);
+    outputs.add(new ProtoMessage().string(VALUE_INFO_NAME, name).message(VALUE_INFO_TYPE, type));
+    return this;
+  }
+
+  /** A graph input that is an ONNX sequence of tensors of {@code datatype}, not a tensor. */
+  public OnnxGraphBuilder sequenceInput(String name, Datatype datatype, long... shape) {
+    ProtoMessage element = tensorType(name, datatype, shape);
+    ProtoMessage sequence = new ProtoMessage().message(SEQUENCE_ELEM_TYPE, element);
+    ProtoMessage type = new ProtoMessage().message(TYPE_SEQUENCE_TYPE, sequence);
+    inputs.add(new ProtoMessage().string(VALUE_INFO_NAME, name).message(VALUE_INFO_TYPE, type));
     return this;
   }
 
@@ -326,6 +353,13 @@ public final class OnnxGraphBuilder {
   }
 
   private static ProtoMessage valueInfo(String name, Datatype datatype, long[] shape) {
+    return new ProtoMessage()
+        .string(VALUE_INFO_NAME, name)
+        .message(VALUE_INFO_TYPE, tensorType(name, datatype, shape));
+  }
+
+  /** The {@code TypeProto} of a tensor; dynamic dimensions are named after {@code name}. */
+  private static ProtoMessage tensorType(String name, Datatype datatype, long[] shape) {
     ProtoMessage dims = new ProtoMessage();
     for (int i = 0; i < shape.length; i++) {
       ProtoMessage dim = new ProtoMessage();
@@ -340,8 +374,7 @@ public final class OnnxGraphBuilder {
         new ProtoMessage()
             .int64(TENSOR_TYPE_ELEM_TYPE, onnxType(datatype))
             .message(TENSOR_TYPE_SHAPE, dims);
-    ProtoMessage type = new ProtoMessage().message(TYPE_TENSOR_TYPE, tensorType);
-    return new ProtoMessage().string(VALUE_INFO_NAME, name).message(VALUE_INFO_TYPE, type);
+    return new ProtoMessage().message(TYPE_TENSOR_TYPE, tensorType);
   }
 
   private static void checkCount(String name, long[] dims, int length) {

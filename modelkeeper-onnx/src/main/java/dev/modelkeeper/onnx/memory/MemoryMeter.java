@@ -2,6 +2,7 @@ package dev.modelkeeper.onnx.memory;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -17,6 +18,12 @@ import java.util.concurrent.locks.LockSupport;
  * progress while it was open. Nothing is serialized to get a clean figure: concurrent loads stay
  * concurrent, and a figure taken in company is reported as not clean for the caller to discard.
  *
+ * <p>A reading taken in company can still bound a load from below: unloads and native-heap trims
+ * only lower RSS, and runs only add what they reserved as working memory ({@link #working}), so
+ * when no other load started, the peak less the most that other runs had reserved is memory this
+ * load took ({@link Reading#peakLowerBound()}). A load that crossed the memory cap is learned from
+ * that at once, whatever else ran.
+ *
  * <p>The peak of a probe comes from one daemon thread that samples RSS every millisecond while any
  * probe is open and sleeps otherwise.
  */
@@ -26,6 +33,9 @@ public final class MemoryMeter {
 
   private static final AtomicInteger ACTIVE_LOADS = new AtomicInteger();
   private static final AtomicLong LOADS_STARTED = new AtomicLong();
+  private static final AtomicInteger ACTIVE_UNLOADS = new AtomicInteger();
+  private static final AtomicLong UNLOADS_STARTED = new AtomicLong();
+  private static final AtomicLong WORKING_BYTES = new AtomicLong();
   private static final LongAdder ACTIVE_RUNS = new LongAdder();
   private static final LongAdder RUNS_STARTED = new LongAdder();
   private static final AtomicLong TRIMS = new AtomicLong();
@@ -46,13 +56,34 @@ public final class MemoryMeter {
    * Call {@link #unloadEnded()} in a finally block.
    */
   public static void unloadStarted() {
-    ACTIVE_LOADS.incrementAndGet();
-    LOADS_STARTED.incrementAndGet();
+    ACTIVE_UNLOADS.incrementAndGet();
+    UNLOADS_STARTED.incrementAndGet();
   }
 
   /** Ends an unload counted by {@link #unloadStarted()}. */
   public static void unloadEnded() {
-    ACTIVE_LOADS.decrementAndGet();
+    ACTIVE_UNLOADS.decrementAndGet();
+  }
+
+  /**
+   * Counts {@code bytes} of working memory reserved by a run until the returned handle is closed,
+   * so that a load measured meanwhile can tell how much of what it saw others could have taken.
+   */
+  public static Held working(long bytes) {
+    WORKING_BYTES.addAndGet(bytes);
+    AtomicBoolean open = new AtomicBoolean(true);
+    return () -> {
+      if (open.compareAndSet(true, false)) {
+        WORKING_BYTES.addAndGet(-bytes);
+      }
+    };
+  }
+
+  /** Working memory counted by {@link #working}; closing it (idempotent) uncounts it. */
+  @FunctionalInterface
+  public interface Held extends AutoCloseable {
+    @Override
+    void close();
   }
 
   /** Counts a trim of the native heap, which lowers RSS: probes open meanwhile are not clean. */
@@ -79,7 +110,10 @@ public final class MemoryMeter {
    * counts nothing: the figure could not be clean). Close it with {@link Probe#end()}.
    */
   public static Probe startRunIfAlone() {
-    if (ACTIVE_LOADS.get() != 0 || ACTIVE_RUNS.sum() != 0 || ProcessMemory.residentBytes() < 0) {
+    if (ACTIVE_LOADS.get() != 0
+        || ACTIVE_UNLOADS.get() != 0
+        || ACTIVE_RUNS.sum() != 0
+        || ProcessMemory.residentBytes() < 0) {
       return null;
     }
     runStarted();
@@ -103,8 +137,10 @@ public final class MemoryMeter {
                   continue;
                 }
                 long rss = ProcessMemory.residentBytes();
+                long working = WORKING_BYTES.get();
                 for (Probe p : OPEN) {
                   p.see(rss);
+                  p.seeWorking(working);
                 }
                 LockSupport.parkNanos(SAMPLE_NANOS);
               }
@@ -120,25 +156,35 @@ public final class MemoryMeter {
     private final boolean load;
     private final long before;
     private final long loadsSeen;
+    private final long unloadsSeen;
     private final long runsSeen;
     private final long trimsSeen;
     private int ownTrims;
     private final boolean aloneAtStart;
+    private final boolean noOtherLoadAtStart;
     private final AtomicLong peak;
+    private final AtomicLong othersWorking;
 
     private Probe(boolean load) {
       this.load = load;
       this.loadsSeen = LOADS_STARTED.get();
+      this.unloadsSeen = UNLOADS_STARTED.get();
       this.runsSeen = RUNS_STARTED.sum();
       this.trimsSeen = TRIMS.get();
+      this.noOtherLoadAtStart = ACTIVE_LOADS.get() == (load ? 1 : 0);
       this.aloneAtStart =
-          ACTIVE_LOADS.get() == (load ? 1 : 0) && ACTIVE_RUNS.sum() == (load ? 0 : 1);
+          noOtherLoadAtStart && ACTIVE_UNLOADS.get() == 0 && ACTIVE_RUNS.sum() == (load ? 0 : 1);
+      this.othersWorking = new AtomicLong(WORKING_BYTES.get());
       this.before = ProcessMemory.residentBytes();
       this.peak = new AtomicLong(before);
     }
 
     void see(long rss) {
       peak.accumulateAndGet(rss, Math::max);
+    }
+
+    void seeWorking(long bytes) {
+      othersWorking.accumulateAndGet(bytes, Math::max);
     }
 
     /**
@@ -154,11 +200,14 @@ public final class MemoryMeter {
     public Reading end() {
       long after = ProcessMemory.residentBytes();
       see(after);
+      seeWorking(WORKING_BYTES.get());
       OPEN.remove(this);
+      boolean noOtherLoad = noOtherLoadAtStart && LOADS_STARTED.get() == loadsSeen;
       boolean clean =
           aloneAtStart
+              && noOtherLoad
               && before >= 0
-              && LOADS_STARTED.get() == loadsSeen
+              && UNLOADS_STARTED.get() == unloadsSeen
               && RUNS_STARTED.sum() == runsSeen
               && TRIMS.get() == trimsSeen + ownTrims;
       if (load) {
@@ -166,17 +215,45 @@ public final class MemoryMeter {
       } else {
         runEnded();
       }
-      return new Reading(before, peak.get(), after, clean);
+      return new Reading(
+          before,
+          peak.get(),
+          after,
+          clean,
+          load && noOtherLoad && before >= 0,
+          othersWorking.get());
     }
   }
 
   /**
    * What a probe saw, in bytes of RSS.
    *
-   * @param clean whether no other load or run overlapped the probe, so the differences are this
-   *     operation's own
+   * @param clean whether no other load, unload, run or trim overlapped the probe, so the
+   *     differences are this operation's own
+   * @param bounded whether, for a load, no other load overlapped it: then {@link #peakLowerBound()}
+   *     is memory this load took, whatever unloads, trims and runs did
+   * @param othersWorkingBytes the most working memory other runs held reserved during the probe
    */
-  public record Reading(long before, long peak, long after, boolean clean) {
+  public record Reading(
+      long before, long peak, long after, boolean clean, boolean bounded, long othersWorkingBytes) {
+
+    /** A clean reading (tests; nothing else ran). */
+    public Reading(long before, long peak, long after, boolean clean) {
+      this(before, peak, after, clean, clean, 0);
+    }
+
+    /**
+     * What this load certainly took at its peak, when {@link #bounded}: the peak less what other
+     * runs could have added; else 0.
+     */
+    public long peakLowerBound() {
+      return bounded ? Math.max(0, peakDelta() - othersWorkingBytes) : 0;
+    }
+
+    /** What this load certainly kept when it ended, when {@link #bounded}; else 0. */
+    public long afterLowerBound() {
+      return bounded ? Math.max(0, afterDelta() - othersWorkingBytes) : 0;
+    }
 
     /** The most the process held above {@link #before} during the operation. */
     public long peakDelta() {

@@ -19,4 +19,13 @@ public interface WorkingMemory {
    * @throws dev.modelkeeper.core.CapacityExceededException when no room came in time
    */
   WithFixedSizeCache.Reservation reserve(String modelId, long bytes);
+
+  /**
+   * The most one model may take, loaded and running, at its peak: the whole room the memory cap
+   * leaves for models (a server's budget capacity). A model measured to need more is refused at
+   * once rather than kept. Unbounded by default.
+   */
+  default long modelRoom() {
+    return Long.MAX_VALUE;
+  }
 }

@@ -1,7 +1,7 @@
 package dev.modelkeeper.onnx.remote;
 
-import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
+import dev.modelkeeper.core.ModelUnservableException;
 import dev.modelkeeper.onnx.InvalidModelIdException;
 import dev.modelkeeper.onnx.ModelArtifact;
 import dev.modelkeeper.onnx.ModelConfig;
@@ -84,6 +84,11 @@ public final class HttpModelRepository implements ModelRepository {
     return base.toString();
   }
 
+  @Override
+  public List<Path> localFolders() {
+    return List.of(cache.objectsDir());
+  }
+
   /** Drops the in-memory manifest so the next call fetches it again. */
   public void refresh() {
     manifest = null;
@@ -126,6 +131,20 @@ public final class HttpModelRepository implements ModelRepository {
     Manifest.Entry model = modelEntry(m, v);
     Path file = cache.fetch(base.resolve(model.path()), model.sha256(), model.size());
     return new ModelArtifact(v.name(), v.version(), file, config(m, v, true));
+  }
+
+  /**
+   * The version {@code id} names, with the SHA-256 of its model file and config in the manifest.
+   */
+  @Override
+  public String revision(ModelId id) {
+    Manifest m = manifest();
+    ModelId v = concrete(m, id);
+    String config =
+        m.entry(v.name() + "/" + v.version() + "/" + ModelConfig.FILE_NAME)
+            .map(Manifest.Entry::sha256)
+            .orElse("none");
+    return v + " " + modelEntry(m, v).sha256() + " " + config;
   }
 
   private RepositoryEntry entry(Manifest m, ModelId id, Manifest.Entry model, boolean strict) {
@@ -175,9 +194,12 @@ public final class HttpModelRepository implements ModelRepository {
       Path file = cache.fetch(base.resolve(e.get().path()), e.get().sha256(), e.get().size());
       return ModelConfig.parse(Files.readString(file, StandardCharsets.UTF_8));
     } catch (IOException | IllegalArgumentException | ArtifactDownloadException ex) {
+      if (strict && ex instanceof ArtifactDownloadException) {
+        throw (ArtifactDownloadException) ex; // the store, not the file: retried after a back-off
+      }
       if (strict) {
-        throw new ModelLoadException(
-            "bad " + ModelConfig.FILE_NAME + " of '" + id + "': " + ex.getMessage(), ex);
+        throw new ModelUnservableException(
+            "bad " + ModelConfig.FILE_NAME + " of '" + id + "': " + ex.getMessage(), ex, false);
       }
       LOG.log(Level.WARNING, "ignoring config of {0}: {1}", id, ex.getMessage());
       return ModelConfig.EMPTY;

@@ -122,8 +122,19 @@ public final class S3ModelRepository implements ModelRepository {
   }
 
   @Override
+  public String revision(ModelId id) {
+    sync(false);
+    return local.revision(id);
+  }
+
+  @Override
   public String location() {
     return location.toString();
+  }
+
+  @Override
+  public List<Path> localFolders() {
+    return List.of(mirror, cache.objectsDir());
   }
 
   @Override
@@ -351,6 +362,12 @@ public final class S3ModelRepository implements ModelRepository {
       } catch (IOException e) {
         return -1;
       }
+    }
+
+    @Override
+    public String revision(Path file) {
+      S3Object o = modelFiles.get(rel(file));
+      return o != null ? "etag " + o.eTag() + " size " + o.size() : "size " + size(file);
     }
 
     @Override

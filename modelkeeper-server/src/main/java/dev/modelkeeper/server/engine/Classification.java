@@ -112,7 +112,7 @@ final class Classification {
       }
     }
     long[] shape = perRow && t.shape().length > 0 ? new long[] {rows, kept} : new long[] {kept};
-    return Tensor.of(t.name(), Datatype.BYTES, shape, strings);
+    return Tensor.ofStrings(t.name(), shape, strings);
   }
 
   private static double value(Tensor t, int i) {

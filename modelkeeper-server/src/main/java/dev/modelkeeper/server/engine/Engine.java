@@ -83,6 +83,11 @@ public final class Engine {
     this.memory = memory;
   }
 
+  /** What takes the server's own folders out of answers to clients. */
+  public PathRedaction redaction() {
+    return events.redaction();
+  }
+
   /** The threads and the request timeout for everything that may block. */
   public Workers workers() {
     return workers;

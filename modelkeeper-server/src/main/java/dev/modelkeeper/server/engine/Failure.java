@@ -7,6 +7,7 @@ import dev.modelkeeper.core.LockTimeoutException;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
 import dev.modelkeeper.core.ModelTooLargeException;
+import dev.modelkeeper.core.ModelUnservableException;
 import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.InvalidModelIdException;
@@ -39,6 +40,10 @@ import java.util.concurrent.ExecutionException;
  *   <tr><td>ConflictException</td><td>CONFLICT</td></tr>
  *   <tr><td>PayloadTooLargeException</td><td>TOO_LARGE</td></tr>
  *   <tr><td>UnsupportedMediaTypeException</td><td>UNSUPPORTED_MEDIA_TYPE</td></tr>
+ *   <tr><td>ModelUnservableException, its files broken (corrupt model, bad config)</td>
+ *       <td>UNSERVABLE, no retry: the same files fail the same way</td></tr>
+ *   <tr><td>ModelUnservableException, a feature not served (a non-tensor input, a type the
+ *       runtime's Java API cannot create)</td><td>UNSUPPORTED, no retry</td></tr>
  *   <tr><td>ModelTooLargeException (more than the whole byte budget)</td>
  *       <td>INSUFFICIENT_STORAGE, no retry: waiting cannot help</td></tr>
  *   <tr><td>CapacityExceededException, LockTimeoutException, LoadBackoffException,
@@ -68,7 +73,11 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
     CANCELLED,
     INTERNAL,
     UNAVAILABLE,
-    INSUFFICIENT_STORAGE
+    INSUFFICIENT_STORAGE,
+    /** The model's files are broken: refused the same way until they change. */
+    UNSERVABLE,
+    /** The model needs something ModelKeeper does not serve: refused the same way. */
+    UNSUPPORTED
   }
 
   private static final System.Logger LOG = System.getLogger(Failure.class.getName());
@@ -120,6 +129,11 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
       LOG.log(Level.DEBUG, "request {0}: cancelled before its answer", requestId);
       return new Failure(Kind.CANCELLED, "the request was cancelled");
     }
+    if (e instanceof ModelUnservableException) {
+      // logged once per streak by the model manager; the same answer every time, no retry
+      ModelUnservableException u = (ModelUnservableException) e;
+      return new Failure(u.unsupported() ? Kind.UNSUPPORTED : Kind.UNSERVABLE, e.getMessage());
+    }
     if (e instanceof LoadBackoffException) {
       return unavailable(e, ((LoadBackoffException) e).retryAfter());
     }
@@ -148,6 +162,14 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
     return new Failure(
         Kind.INTERNAL,
         "internal server error; the server log has the details of request " + requestId);
+  }
+
+  /**
+   * This failure with the server's own folders taken out of its message (see {@link
+   * PathRedaction}).
+   */
+  public Failure redacted(PathRedaction redaction) {
+    return new Failure(kind, redaction.apply(message), retryAfter);
   }
 
   private static Failure unavailable(Throwable e, Duration retryAfter) {

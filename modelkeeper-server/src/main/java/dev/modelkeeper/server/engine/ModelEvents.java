@@ -29,9 +29,17 @@ public final class ModelEvents implements LifecycleListener {
   private final Map<String, ModelMetadata> metadata = new ConcurrentHashMap<>();
   private final Map<String, Classification> classes = new ConcurrentHashMap<>();
 
+  private final PathRedaction redaction;
+
   /** Events of the models of {@code repository}, whose config problems explain a model too. */
   public ModelEvents(ModelRepository repository) {
     this.repository = repository;
+    this.redaction = PathRedaction.of(repository.localFolders());
+  }
+
+  /** What takes the repository's folders out of answers to clients. */
+  public PathRedaction redaction() {
+    return redaction;
   }
 
   @Override
@@ -60,8 +68,15 @@ public final class ModelEvents implements LifecycleListener {
             : "unloaded");
   }
 
-  /** Why {@code modelId} is not resident: its last event, else a problem of its config. */
+  /**
+   * Why {@code modelId} is not resident, for a client (no server paths): its last event, else a
+   * problem of its config.
+   */
   String reason(String modelId) {
+    return redaction.apply(rawReason(modelId));
+  }
+
+  private String rawReason(String modelId) {
     String reason = reasons.get(modelId);
     if (reason != null) {
       return reason;

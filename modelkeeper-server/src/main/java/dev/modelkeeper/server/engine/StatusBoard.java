@@ -40,15 +40,26 @@ public final class StatusBoard implements LifecycleListener {
   private final Deque<Sample> samples = new ArrayDeque<>();
   private final Deque<Event> events = new ArrayDeque<>();
 
-  StatusBoard(Supplier<ServerMetrics.Activity> activity, LongSupplier residentBytes, Clock clock) {
+  private final PathRedaction redaction;
+
+  StatusBoard(
+      Supplier<ServerMetrics.Activity> activity,
+      LongSupplier residentBytes,
+      Clock clock,
+      PathRedaction redaction) {
     this.activity = activity;
     this.residentBytes = residentBytes;
     this.clock = clock;
+    this.redaction = redaction;
   }
 
-  /** A board over {@code metrics} and the process memory {@code residentBytes} reports. */
-  public static StatusBoard of(ServerMetrics metrics, LongSupplier residentBytes) {
-    return new StatusBoard(metrics::activity, residentBytes, Clock.systemUTC());
+  /**
+   * A board over {@code metrics} and the process memory {@code residentBytes} reports, its event
+   * messages passed through {@code redaction} (the page is an answer to a client).
+   */
+  public static StatusBoard of(
+      ServerMetrics metrics, LongSupplier residentBytes, PathRedaction redaction) {
+    return new StatusBoard(metrics::activity, residentBytes, Clock.systemUTC(), redaction);
   }
 
   /** Takes a reading now and then once a second on {@code timer}. */
@@ -182,7 +193,7 @@ public final class StatusBoard implements LifecycleListener {
 
   @Override
   public void loadFailed(String modelId, Throwable cause) {
-    remember(modelId, "load failed", String.valueOf(cause.getMessage()));
+    remember(modelId, "load failed", redaction.apply(String.valueOf(cause.getMessage())));
   }
 
   @Override

@@ -10,6 +10,7 @@ import dev.modelkeeper.server.engine.InferRequest;
 import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.engine.InflightBytes;
 import dev.modelkeeper.server.engine.ModelTarget;
+import dev.modelkeeper.server.engine.PathRedaction;
 import dev.modelkeeper.server.engine.RequestIds;
 import dev.modelkeeper.server.engine.RequestSpan;
 import dev.modelkeeper.server.engine.ServerState;
@@ -253,7 +254,7 @@ public final class GrpcEndpoint {
               try {
                 auth.check(headers.get(AUTHORIZATION));
               } catch (UnauthorizedException e) {
-                call.close(GrpcErrors.toStatus(e, "grpc"), new Metadata());
+                call.close(GrpcErrors.toStatus(e, "grpc", PathRedaction.NONE), new Metadata());
                 return new ServerCall.Listener<Q>() {};
               }
             }
@@ -656,7 +657,7 @@ public final class GrpcEndpoint {
                 call.onNext(result);
                 call.onCompleted();
               } else {
-                Status status = GrpcErrors.toStatus(failure, requestId);
+                Status status = GrpcErrors.toStatus(failure, requestId, engine.redaction());
                 call.onError(status.asRuntimeException());
               }
             } catch (RuntimeException e) { // cancelled meanwhile: its handler logged it

@@ -1,6 +1,7 @@
 package dev.modelkeeper.server.grpc;
 
 import dev.modelkeeper.server.engine.Failure;
+import dev.modelkeeper.server.engine.PathRedaction;
 import io.grpc.Status;
 
 /**
@@ -12,9 +13,12 @@ public final class GrpcErrors {
 
   private GrpcErrors() {}
 
-  /** The status for {@code failure} of call {@code requestId}. */
-  static Status toStatus(Throwable failure, String requestId) {
-    Failure f = Failure.of(failure, requestId);
+  /**
+   * The status for {@code failure} of call {@code requestId}, the server's folders taken out of its
+   * description by {@code redaction}.
+   */
+  static Status toStatus(Throwable failure, String requestId, PathRedaction redaction) {
+    Failure f = Failure.of(failure, requestId).redacted(redaction);
     return code(f.kind()).withDescription(f.message());
   }
 
@@ -31,6 +35,8 @@ public final class GrpcErrors {
       case CANCELLED -> Status.CANCELLED;
       case INTERNAL -> Status.INTERNAL;
       case UNAVAILABLE -> Status.UNAVAILABLE;
+      case UNSERVABLE -> Status.FAILED_PRECONDITION;
+      case UNSUPPORTED -> Status.UNIMPLEMENTED;
     };
   }
 }

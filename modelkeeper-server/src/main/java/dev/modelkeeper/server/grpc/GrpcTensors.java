@@ -10,6 +10,7 @@ import dev.modelkeeper.server.engine.BadRequestException;
 import dev.modelkeeper.server.engine.InferRequest;
 import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.engine.TensorInputs;
+import java.math.BigInteger;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,8 +23,8 @@ import java.util.Set;
 /**
  * Converts gRPC inference messages to and from {@link InferRequest}s and results. Inputs come as
  * raw contents (one little-endian buffer per input, as tritonclient sends them) or typed contents
- * (the {@code InferTensorContents} field of each input's datatype); outputs answer in the form the
- * request used: raw unless the request carried typed contents only. Stateless and thread-safe.
+ * (the {@code InferTensorContents} field of each input's datatype; FP16 and BF16 have none);
+ * outputs always answer in {@code raw_output_contents}, as Triton does. Stateless and thread-safe.
  */
 final class GrpcTensors {
 
@@ -32,7 +33,9 @@ final class GrpcTensors {
 
   static {
     for (Datatype d : Datatype.values()) {
-      CONTENTS.put(d, InferTensorContents.getDescriptor().findFieldByName(d.oipContentsField()));
+      if (d.oipContentsField() != null) {
+        CONTENTS.put(d, InferTensorContents.getDescriptor().findFieldByName(d.oipContentsField()));
+      }
     }
   }
 
@@ -92,9 +95,7 @@ final class GrpcTensors {
       }
     }
     String id = in.getId().isEmpty() ? null : in.getId();
-    // raw answers unless the request used typed contents only
-    return new InferRequest(
-        id, inputs, outputs, Map.of(), raw || in.getInputsCount() == 0, classifications);
+    return new InferRequest(id, inputs, outputs, Map.of(), true, classifications);
   }
 
   /**
@@ -125,18 +126,13 @@ final class GrpcTensors {
     if (request.id() != null) {
       out.setId(request.id());
     }
-    boolean raw = request.binaryByDefault();
     for (Tensor t : result.outcome().outputs().values()) {
       ModelInferResponse.InferOutputTensor.Builder o =
           out.addOutputsBuilder().setName(t.name()).setDatatype(t.datatype().oipName());
       for (long d : t.shape()) {
         o.addShape(d);
       }
-      if (raw) {
-        out.addRawOutputContents(UnsafeByteOperations.unsafeWrap(t.datatype().toBinary(t.data())));
-      } else {
-        o.setContents(typedContents(t));
-      }
+      out.addRawOutputContents(UnsafeByteOperations.unsafeWrap(t.datatype().toBinary(t.data())));
     }
     return out.build();
   }
@@ -164,6 +160,14 @@ final class GrpcTensors {
 
   private static Tensor typed(String name, Datatype datatype, long[] shape, InferTensorContents c) {
     FieldDescriptor field = CONTENTS.get(datatype);
+    if (field == null) {
+      throw new InvalidInputException(
+          "input '"
+              + name
+              + "' is "
+              + datatype
+              + ", which has no typed contents field; send it in raw_input_contents");
+    }
     for (Map.Entry<FieldDescriptor, Object> e : c.getAllFields().entrySet()) {
       if (!e.getKey().equals(field)) {
         throw new InvalidInputException(
@@ -181,20 +185,26 @@ final class GrpcTensors {
     List<?> values = (List<?>) c.getField(field);
     List<Object> plain = new ArrayList<>(values.size());
     for (Object v : values) {
-      plain.add(v instanceof ByteString ? ((ByteString) v).toByteArray() : v);
+      plain.add(plain(datatype, v));
     }
     return Tensor.fromValues(name, datatype, shape, plain);
   }
 
-  private static InferTensorContents typedContents(Tensor t) {
-    FieldDescriptor field = CONTENTS.get(t.datatype());
-    InferTensorContents.Builder b = InferTensorContents.newBuilder();
-    int n = t.elementCount();
-    for (int i = 0; i < n; i++) {
-      Object v = t.get(i);
-      b.addRepeatedField(field, v instanceof String ? ByteString.copyFromUtf8((String) v) : v);
+  /**
+   * A typed-contents value as a number or bytes: protobuf hands uint32 and uint64 values over in
+   * the bits of a signed int or long.
+   */
+  private static Object plain(Datatype datatype, Object v) {
+    if (v instanceof ByteString) {
+      return ((ByteString) v).toByteArray();
     }
-    return b.build();
+    if (datatype == Datatype.UINT32 && v instanceof Integer) {
+      return Integer.toUnsignedLong((Integer) v);
+    }
+    if (datatype == Datatype.UINT64 && v instanceof Long && (Long) v < 0) {
+      return new BigInteger(Long.toUnsignedString((Long) v));
+    }
+    return v;
   }
 
   /** A boolean request parameter, or false. */

@@ -1,6 +1,7 @@
 package dev.modelkeeper.server.http;
 
 import dev.modelkeeper.server.engine.Failure;
+import dev.modelkeeper.server.engine.PathRedaction;
 import io.javalin.http.HttpResponseException;
 import java.lang.System.Logger.Level;
 
@@ -15,9 +16,12 @@ public final class ErrorMapper {
   private static final System.Logger LOG = System.getLogger(ErrorMapper.class.getName());
 
   private final Json json;
+  private final PathRedaction redaction;
 
-  public ErrorMapper(Json json) {
+  /** Errors as {@code json}, the server's folders taken out of them by {@code redaction}. */
+  public ErrorMapper(Json json, PathRedaction redaction) {
     this.json = json;
+    this.redaction = redaction;
   }
 
   /** The response for {@code failure} of request {@code requestId}. */
@@ -26,9 +30,9 @@ public final class ErrorMapper {
       if (e.getStatus() >= 500) {
         LOG.log(Level.ERROR, "request " + requestId + " failed with " + e.getStatus(), e);
       }
-      return error(e.getStatus(), e.getMessage());
+      return error(e.getStatus(), redaction.apply(e.getMessage()));
     }
-    Failure f = Failure.of(failure, requestId);
+    Failure f = Failure.of(failure, requestId).redacted(redaction);
     HttpResult r = error(status(f.kind()), f.message());
     if (f.kind() == Failure.Kind.UNAUTHENTICATED) {
       r = r.withHeader("WWW-Authenticate", "Bearer");
@@ -43,7 +47,7 @@ public final class ErrorMapper {
   /** The HTTP status of each kind of failure. */
   static int status(Failure.Kind kind) {
     return switch (kind) {
-      case BAD_REQUEST -> 400;
+      case BAD_REQUEST, UNSERVABLE, UNSUPPORTED -> 400;
       case UNAUTHENTICATED -> 401;
       case FORBIDDEN -> 403;
       case NOT_FOUND -> 404;

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -36,7 +38,9 @@ public final class Json {
                     .maxNestingDepth(MAX_NESTING)
                     .maxNumberLength(400)
                     .build())
-            .enable(com.fasterxml.jackson.core.StreamReadFeature.USE_FAST_DOUBLE_PARSER)
+            .enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER)
+            // NaN, Infinity and -Infinity, as Python's json module and tritonclient write them
+            .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
             .build();
     this.mapper =
         new ObjectMapper(factory)

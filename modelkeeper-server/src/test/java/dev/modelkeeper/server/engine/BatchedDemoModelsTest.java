@@ -1,5 +1,6 @@
 package dev.modelkeeper.server.engine;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.onnx.Datatype;
@@ -141,7 +142,7 @@ class BatchedDemoModelsTest {
         case INT16 -> Array.setShort(data, i, (short) random.nextInt(-1000, 1000));
         case INT8, UINT8 -> Array.setByte(data, i, (byte) random.nextInt(256));
         case BOOL -> Array.setBoolean(data, i, random.nextBoolean());
-        case BYTES -> Array.set(data, i, "s" + random.nextInt(1000));
+        case BYTES -> Array.set(data, i, ("s" + random.nextInt(1000)).getBytes(UTF_8));
         default -> throw new AssertionError(type);
       }
     }

@@ -50,7 +50,7 @@ class StatusBoardTest {
                     new ServerMetrics.ModelTotals(
                         histogram(0, 0, 400, 400), ServerMetrics.Histogram.EMPTY, 0))));
     HandClock clock = new HandClock();
-    StatusBoard board = new StatusBoard(totals::get, () -> 100L << 20, clock);
+    StatusBoard board = new StatusBoard(totals::get, () -> 100L << 20, clock, PathRedaction.NONE);
     board.sample();
     // in the next 10 s: 200 requests, 100 runs of which 98 within 1 ms and 2 within 10 ms
     for (int second = 1; second <= 10; second++) {
@@ -94,7 +94,11 @@ class StatusBoardTest {
   @Test
   void events_newestFirst_atMostTwenty() {
     StatusBoard board =
-        new StatusBoard(() -> new ServerMetrics.Activity(0, Map.of()), () -> -1L, new HandClock());
+        new StatusBoard(
+            () -> new ServerMetrics.Activity(0, Map.of()),
+            () -> -1L,
+            new HandClock(),
+            PathRedaction.NONE);
     for (int i = 0; i < 25; i++) {
       board.loaded("m" + i + "/1", null, 1 << 20, 2_000_000);
     }

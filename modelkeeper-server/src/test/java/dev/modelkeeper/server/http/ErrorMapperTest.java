@@ -17,6 +17,7 @@ import dev.modelkeeper.server.engine.BadRequestException;
 import dev.modelkeeper.server.engine.ConflictException;
 import dev.modelkeeper.server.engine.ForbiddenException;
 import dev.modelkeeper.server.engine.NotReadyException;
+import dev.modelkeeper.server.engine.PathRedaction;
 import dev.modelkeeper.server.engine.PayloadTooLargeException;
 import dev.modelkeeper.server.engine.RequestTimeoutException;
 import dev.modelkeeper.server.engine.UnauthorizedException;
@@ -32,7 +33,7 @@ import org.junit.jupiter.api.Test;
 /** The exception-type to status table, one row per type. */
 class ErrorMapperTest {
 
-  private final ErrorMapper mapper = new ErrorMapper(new Json());
+  private final ErrorMapper mapper = new ErrorMapper(new Json(), PathRedaction.NONE);
 
   private HttpResult map(Throwable t) {
     return mapper.toResult(t, "req-1");

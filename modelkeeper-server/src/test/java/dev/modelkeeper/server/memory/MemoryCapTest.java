@@ -37,7 +37,8 @@ class MemoryCapTest {
       assertThat(r.retryAfter()).isNull();
       assertThat(r.error())
           .contains("cannot load 'big/1'")
-          .containsPattern("needs \\d+ bytes, more than the whole byte budget of \\d+");
+          .containsPattern(
+              "needs [\\d.]+ MiB \\(\\d+ bytes\\), more than the whole byte budget of [\\d.]+ MiB");
       assertThat(server.manager().keys()).isEmpty();
     }
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.server.engine.InferRequest;
 import dev.modelkeeper.server.engine.InflightBytes;
+import dev.modelkeeper.server.engine.PathRedaction;
 import dev.modelkeeper.server.engine.RequestBytes;
 import dev.modelkeeper.server.http.ErrorMapper;
 import dev.modelkeeper.server.http.Json;
@@ -84,7 +85,7 @@ class InferRequestDecoderFuzzTest {
           "9223372036854775808");
 
   private final InferRequestDecoder decoder = new InferRequestDecoder(new Json());
-  private final ErrorMapper errors = new ErrorMapper(new Json());
+  private final ErrorMapper errors = new ErrorMapper(new Json(), PathRedaction.NONE);
 
   @ParameterizedTest
   @ValueSource(longs = {1L, 2L})

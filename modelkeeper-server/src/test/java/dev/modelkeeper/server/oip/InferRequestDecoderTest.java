@@ -140,12 +140,43 @@ class InferRequestDecoderTest {
   }
 
   @Test
-  void parseInfer_nonNumericTokens_areRejectedWithoutNamingParserOptions() {
-    assertThatThrownBy(() -> one("x", "FP32", "[1]", "[NaN]"))
+  void parseInfer_nonFiniteWordsAsPythonWritesThem_areFloatValues() {
+    assertThat(one("x", "FP32", "[3]", "[NaN, Infinity, -Infinity]").floats())
+        .containsExactly(Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY);
+    assertThat(one("x", "FP64", "[2]", "[-Infinity, NaN]").doubles())
+        .containsExactly(Double.NEGATIVE_INFINITY, Double.NaN);
+    assertThat(one("x", "FP16", "[3]", "[NaN, Infinity, 1.5]").toList())
+        .containsExactly(Float.NaN, Float.POSITIVE_INFINITY, 1.5f);
+    assertThatThrownBy(() -> one("x", "FP16", "[1]", "[65520]"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("outside the FP16 range");
+  }
+
+  @Test
+  void parseInfer_nonFiniteWordsForIntegers_orMisspelled_areRejectedWithoutNamingParserOptions() {
+    assertThatThrownBy(() -> one("x", "INT32", "[1]", "[NaN]"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("INT32 needs an integer");
+    assertThatThrownBy(() -> one("x", "FP32", "[1]", "[nan]"))
         .isInstanceOf(BadRequestException.class)
         .hasMessageContaining("malformed JSON")
         .hasMessageNotContaining("`")
         .hasMessageNotContaining("JsonReadFeature");
+  }
+
+  @Test
+  void parseInfer_unsignedAndHalfTypes_readWithinTheirRanges() {
+    assertThat(one("x", "UINT16", "[2]", "[0, 65535]").toList()).containsExactly(0, 65535);
+    assertThat(one("x", "UINT32", "[1]", "[4294967295]").toList()).containsExactly(4294967295L);
+    assertThat(one("x", "UINT64", "[2]", "[18446744073709551615, 5]").toList())
+        .containsExactly(new java.math.BigInteger("18446744073709551615"), 5L);
+    assertThat(one("x", "BF16", "[1]", "[1.0]").toList()).containsExactly(1f);
+    assertThatThrownBy(() -> one("x", "UINT16", "[1]", "[65536]"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("outside the UINT16 range");
+    assertThatThrownBy(() -> one("x", "UINT64", "[1]", "[-1]"))
+        .isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("outside the UINT64 range");
   }
 
   @Test

@@ -8,6 +8,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
@@ -71,6 +73,48 @@ public final class Http {
                     ? HttpRequest.BodyPublishers.noBody()
                     : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)));
   }
+
+  /**
+   * Posts an inference request with the binary tensor data extension: {@code json}, then {@code
+   * binary}; returns the answer split into its JSON part and the binary bytes after it.
+   */
+  public BinaryResponse postBinary(String path, String json, byte[] binary) {
+    byte[] head = json.getBytes(StandardCharsets.UTF_8);
+    byte[] body = new byte[head.length + binary.length];
+    System.arraycopy(head, 0, body, 0, head.length);
+    System.arraycopy(binary, 0, body, head.length, binary.length);
+    try {
+      HttpResponse<byte[]> r =
+          client.send(
+              request(path)
+                  .header("Inference-Header-Content-Length", Integer.toString(head.length))
+                  .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                  .build(),
+              HttpResponse.BodyHandlers.ofByteArray());
+      int jsonLength =
+          r.headers()
+              .firstValue("Inference-Header-Content-Length")
+              .map(Integer::parseInt)
+              .orElse(r.body().length);
+      return new BinaryResponse(
+          r.statusCode(),
+          MAPPER.readTree(r.body(), 0, jsonLength),
+          ByteBuffer.wrap(r.body(), jsonLength, r.body().length - jsonLength)
+              .slice()
+              .order(ByteOrder.LITTLE_ENDIAN));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * An answer of {@link #postBinary}: its status, JSON part and binary part (little-endian).
+   * Immutable.
+   */
+  public record BinaryResponse(int status, JsonNode json, ByteBuffer binary) {}
 
   private HttpRequest.Builder request(String path) {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(TIMEOUT);
