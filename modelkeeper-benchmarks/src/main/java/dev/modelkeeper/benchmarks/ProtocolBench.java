@@ -5,6 +5,7 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
 import com.google.protobuf.ByteString;
 import dev.modelkeeper.onnx.LocalModelRepository;
+import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.ServerConfig;
@@ -670,7 +671,7 @@ public final class ProtocolBench {
    */
   private static double[] floor(Path repo, Payloads payloads, double seconds) throws Exception {
     Workload w = payloads.workload;
-    OrtEnvironment env = OrtEnvironment.getEnvironment();
+    OrtEnvironment env = OnnxRuntimeState.environment();
     Path file = repo.resolve(w.model()).resolve("1").resolve("model.onnx");
     try (OrtSession.SessionOptions opts = new OrtSession.SessionOptions()) {
       opts.setIntraOpNumThreads(1);

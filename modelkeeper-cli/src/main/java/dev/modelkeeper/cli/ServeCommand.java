@@ -4,6 +4,7 @@ import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelRepositories;
 import dev.modelkeeper.onnx.ModelRepository;
+import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.onnx.remote.ArtifactDownloadException;
@@ -397,7 +398,7 @@ final class ServeCommand implements Callable<Integer> {
     }
     // start the inference runtime now: first started by a request in flight during a JVM
     // shutdown, it cannot register its own shutdown hook and that request fails
-    ai.onnxruntime.OrtEnvironment.getEnvironment();
+    OnnxRuntimeState.environment();
     ModelKeeperServer server;
     try {
       server = ModelKeeperServer.start(config);

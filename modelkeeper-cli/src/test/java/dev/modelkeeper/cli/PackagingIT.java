@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What the packaged jars hold: the library jars (core, onnx, server) carry no demo or writer class,
- * and the runnable jar stays within its size budget without ONNX Runtime debug symbols. Runs after
- * {@code package}, in {@code mvn verify}.
+ * and the runnable jar stays within its size budget without ONNX Runtime debug symbols, and by
+ * default with the natives of ONNX Runtime and JNA for linux-x64 only. Runs after {@code package},
+ * in {@code mvn verify}.
  */
 class PackagingIT {
 
@@ -47,11 +48,17 @@ class PackagingIT {
     assertThat(Files.size(RUNNABLE)).as("size of %s", RUNNABLE).isLessThanOrEqualTo(budget);
     List<String> entries = entries(RUNNABLE);
     assertThat(entries).noneMatch(e -> e.endsWith(".pdb") || e.contains(".dSYM/"));
-    assertThat(entries).contains("ai/onnxruntime/native/linux-x64/libonnxruntime.so");
+    assertThat(entries)
+        .contains(
+            "ai/onnxruntime/native/linux-x64/libonnxruntime.so",
+            "com/sun/jna/linux-x86-64/libjnidispatch.so");
     if (!Boolean.getBoolean("modelkeeper.jar.allPlatforms")) {
       assertThat(entries)
           .filteredOn(e -> e.startsWith("ai/onnxruntime/native/") && !e.endsWith("/"))
           .allMatch(e -> e.startsWith("ai/onnxruntime/native/linux-x64/"));
+      assertThat(entries)
+          .filteredOn(e -> e.startsWith("com/sun/jna/") && e.contains("jnidispatch"))
+          .containsExactly("com/sun/jna/linux-x86-64/libjnidispatch.so");
     }
   }
 

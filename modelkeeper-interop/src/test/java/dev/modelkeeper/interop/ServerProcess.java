@@ -18,7 +18,8 @@ import java.util.regex.Pattern;
 
 /**
  * The packaged server ({@code modelkeeper.jar serve}) as a child process on free loopback ports,
- * with its log echoed to the test log and kept for assertions. Thread-safe.
+ * with its output (the startup summary on stdout and the log on stderr, or stdout alone when the
+ * log goes to a file) echoed to the test log and kept for assertions. Thread-safe.
  */
 final class ServerProcess implements AutoCloseable {
 
@@ -46,6 +47,21 @@ final class ServerProcess implements AutoCloseable {
   /** As {@link #start(Path, String...)}, with {@code env} added to the server's environment. */
   static ServerProcess start(Path cacheDir, Map<String, String> env, String... args)
       throws Exception {
+    return start(cacheDir, env, null, args);
+  }
+
+  /**
+   * As {@link #start(Path, String...)}, with the server's stderr, its log, written to {@code
+   * logFile} apart from its stdout.
+   */
+  static ServerProcess startLoggingTo(Path logFile, Path cacheDir, String... args)
+      throws Exception {
+    return start(cacheDir, Map.of(), logFile, args);
+  }
+
+  /** Starts the server; its stderr goes to {@code logFile}, or with its stdout when null. */
+  private static ServerProcess start(
+      Path cacheDir, Map<String, String> env, Path logFile, String... args) throws Exception {
     Path jar = Path.of(System.getProperty("modelkeeper.jar"));
     assertThat(jar).as("the packaged server jar (built by modelkeeper-cli)").isRegularFile();
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -68,7 +84,12 @@ final class ServerProcess implements AutoCloseable {
                 "--shutdown-timeout",
                 "5s"));
     command.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+    ProcessBuilder pb = new ProcessBuilder(command);
+    if (logFile == null) {
+      pb.redirectErrorStream(true);
+    } else {
+      pb.redirectError(logFile.toFile());
+    }
     pb.environment().putAll(env);
     ServerProcess server = new ServerProcess(pb.start());
     CountDownLatch ready = new CountDownLatch(1);

@@ -158,7 +158,7 @@ public final class OnnxModel implements InferenceModel {
       throw new ModelLoadException("cannot read model file of '" + id + "': " + modelFile, e);
     }
     OnnxRuntimeState.ensureStarted(); // ONNX Runtime's own first-session state is not this model's
-    OrtEnvironment env = OrtEnvironment.getEnvironment();
+    OrtEnvironment env = OnnxRuntimeState.environment();
     OrtSession.SessionOptions opts = null;
     OrtSession.RunOptions runOpts = null;
     OrtSession session = null;
@@ -166,6 +166,7 @@ public final class OnnxModel implements InferenceModel {
     try {
       OnnxModelOptions threads = options.overriddenBy(config.execution());
       opts = new OrtSession.SessionOptions();
+      opts.setLoggerId(id); // ONNX Runtime's messages about this session name the model
       opts.setIntraOpNumThreads(threads.intraOpThreads());
       opts.setInterOpNumThreads(threads.interOpThreads());
       if (threads.interOpThreads() > 1) { // inter-op threads only run in parallel mode
@@ -401,7 +402,7 @@ public final class OnnxModel implements InferenceModel {
   public Map<String, Tensor> infer(Map<String, Tensor> inputs, Set<String> requestedOutputs) {
     validateInputs(inputs);
     List<String> outputs = outputNames(requestedOutputs);
-    OrtEnvironment env = OrtEnvironment.getEnvironment();
+    OrtEnvironment env = OnnxRuntimeState.environment();
     Map<String, OnnxTensor> ortInputs = new LinkedHashMap<>();
     ReentrantReadWriteLock.ReadLock read = lock.readLock();
     read.lock();

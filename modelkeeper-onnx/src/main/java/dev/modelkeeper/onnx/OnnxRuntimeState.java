@@ -10,12 +10,16 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
- * ONNX Runtime's own process-wide state. The first session a process creates and runs sets up state
- * that stays for the life of the process (about 7 MB measured here: kernel registries, allocators,
- * thread-local buffers); whichever model came first would otherwise be measured and charged for it.
- * {@link #ensureStarted()} pays for it once with a one-node model built in memory, so that it is
- * part of the process before the first model and before the server splits its memory cap.
- * Thread-safe.
+ * ONNX Runtime's own process-wide state. {@link #environment()} is the one way in to its
+ * environment: the first call creates it with ONNX Runtime's native log routed into the process's
+ * log ({@link OnnxRuntimeLog}), which only works if nothing created it before, so nothing in
+ * ModelKeeper calls {@code OrtEnvironment.getEnvironment()} itself.
+ *
+ * <p>The first session a process creates and runs sets up state that stays for the life of the
+ * process (about 7 MB measured here: kernel registries, allocators, thread-local buffers);
+ * whichever model came first would otherwise be measured and charged for it. {@link
+ * #ensureStarted()} pays for it once with a one-node model built in memory, so that it is part of
+ * the process before the first model and before the server splits its memory cap. Thread-safe.
  */
 public final class OnnxRuntimeState {
 
@@ -23,15 +27,34 @@ public final class OnnxRuntimeState {
 
   private OnnxRuntimeState() {}
 
+  /**
+   * ONNX Runtime's environment, created by the first call with its native messages going to the
+   * {@code System.Logger} "onnxruntime" (or, when that cannot be done, to stderr as ONNX Runtime
+   * writes them by default, said once in the log).
+   */
+  public static OrtEnvironment environment() {
+    return Environment.INSTANCE;
+  }
+
   /** Creates, runs and closes one tiny session, the first time it is called; at once after. */
   public static void ensureStarted() {
     Started.touch();
   }
 
+  /** The environment, created once under the JVM's class-init lock and read without one after. */
+  private static final class Environment {
+    static final OrtEnvironment INSTANCE;
+
+    static {
+      OnnxRuntimeLog.install();
+      INSTANCE = OrtEnvironment.getEnvironment();
+    }
+  }
+
   /** The class whose initialization does the work, once, under the JVM's class-init lock. */
   private static final class Started {
     static {
-      OrtEnvironment env = OrtEnvironment.getEnvironment();
+      OrtEnvironment env = environment();
       try (OrtSession.SessionOptions opts = new OrtSession.SessionOptions();
           OrtSession session = env.createSession(identityModel(), opts);
           OnnxTensor x = OnnxTensor.createTensor(env, new float[] {0f});

@@ -17,7 +17,7 @@ class OnnxRuntimeStateTest {
   @Test
   void identityModel_loadsAndReturnsItsInput() throws Exception {
     OnnxRuntimeState.ensureStarted();
-    OrtEnvironment env = OrtEnvironment.getEnvironment();
+    OrtEnvironment env = OnnxRuntimeState.environment();
     try (OrtSession.SessionOptions opts = new OrtSession.SessionOptions();
         OrtSession session = env.createSession(OnnxRuntimeState.identityModel(), opts);
         OnnxTensor x = OnnxTensor.createTensor(env, new float[] {4.5f});

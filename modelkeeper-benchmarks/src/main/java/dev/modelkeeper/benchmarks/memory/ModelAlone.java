@@ -6,6 +6,7 @@ import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.NativeHeap;
 import dev.modelkeeper.onnx.OnnxModel;
 import dev.modelkeeper.onnx.OnnxModelOptions;
+import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.onnx.TensorSpec;
@@ -63,7 +64,7 @@ public final class ModelAlone {
             },
             "rss-sampler");
     sampler.setDaemon(true);
-    ai.onnxruntime.OrtEnvironment.getEnvironment();
+    OnnxRuntimeState.environment();
     RepositoryModelRegistry registry =
         new RepositoryModelRegistry(
             new LocalModelRepository(repository), OnnxModelOptions.defaults());
