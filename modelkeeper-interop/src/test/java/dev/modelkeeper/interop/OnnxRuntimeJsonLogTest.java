@@ -27,10 +27,11 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code serve --log-format json} keeps its log one JSON object a line while ONNX Runtime logs
  * natively: its messages come through the server's log on the {@code onnxruntime} logger, at their
- * level, not as ONNX Runtime's own coloured stderr lines. The repository holds three models ONNX
- * Runtime complains about: one while loading it (an initializer no node uses, a warning), two while
- * running them (an output whose actual shape is not the declared one, a warning; a MatMul whose
- * inner dimensions differ, an error). The log is the server's stderr, kept apart from its stdout,
+ * level, not as ONNX Runtime's own coloured stderr lines, each said once. The repository holds
+ * three models ONNX Runtime complains about: one while loading it (an initializer no node uses, a
+ * warning), two while running them (an output whose actual shape is not the declared one, a warning
+ * on every run, logged once; a MatMul whose inner dimensions differ, which the client is answered
+ * 400 and which costs no log line). The log is the server's stderr, kept apart from its stdout,
  * whose startup summary is text by design.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -54,12 +55,14 @@ class OnnxRuntimeJsonLogTest {
             .as("load %s", model)
             .isEqualTo(200);
       }
-      assertThat(post(http, base + "/v2/models/shape-mismatch/infer", floats(3)).statusCode())
-          .as("shape-mismatch runs: ONNX Runtime only warns")
-          .isEqualTo(200);
+      for (int i = 0; i < 3; i++) { // ONNX Runtime warns on every run; the log says it once
+        assertThat(post(http, base + "/v2/models/shape-mismatch/infer", floats(3)).statusCode())
+            .as("shape-mismatch runs: ONNX Runtime only warns")
+            .isEqualTo(200);
+      }
       assertThat(post(http, base + "/v2/models/matmul-mismatch/infer", floats(1, 4)).statusCode())
-          .as("matmul-mismatch fails to run")
-          .isNotEqualTo(200);
+          .as("matmul-mismatch cannot run these inputs: the client's answer, not a log line")
+          .isEqualTo(400);
     } finally {
       server.stopAndWait();
     }
@@ -78,16 +81,11 @@ class OnnxRuntimeJsonLogTest {
     }
     assertThat(onnxRuntime)
         .as("ONNX Runtime's messages in %s", lines)
-        .contains(
+        .containsExactly(
             "WARN unused-initializer/1: Removing initializer 'spare'. It is not used by any node"
                 + " and should be removed from the model.",
             "WARN shape-mismatch/1: Expected shape from model of {2} does not match actual shape"
-                + " of {3} for output y")
-        .anyMatch(
-            e ->
-                e.startsWith(
-                    "ERROR matmul-mismatch/1: Non-zero status code returned while running MatMul"
-                        + " node."));
+                + " of {3} for output y");
   }
 
   private static JsonNode parse(ObjectMapper json, String line) {

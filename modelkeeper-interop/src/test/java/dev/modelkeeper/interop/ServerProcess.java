@@ -47,7 +47,13 @@ final class ServerProcess implements AutoCloseable {
   /** As {@link #start(Path, String...)}, with {@code env} added to the server's environment. */
   static ServerProcess start(Path cacheDir, Map<String, String> env, String... args)
       throws Exception {
-    return start(cacheDir, env, null, args);
+    return start(cacheDir, "-Xmx1g", env, null, args);
+  }
+
+  /** As {@link #start(Path, Map, String...)}, with the JVM's heap option {@code heap}. */
+  static ServerProcess start(Path cacheDir, String heap, Map<String, String> env, String... args)
+      throws Exception {
+    return start(cacheDir, heap, env, null, args);
   }
 
   /**
@@ -56,12 +62,13 @@ final class ServerProcess implements AutoCloseable {
    */
   static ServerProcess startLoggingTo(Path logFile, Path cacheDir, String... args)
       throws Exception {
-    return start(cacheDir, Map.of(), logFile, args);
+    return start(cacheDir, "-Xmx1g", Map.of(), logFile, args);
   }
 
   /** Starts the server; its stderr goes to {@code logFile}, or with its stdout when null. */
   private static ServerProcess start(
-      Path cacheDir, Map<String, String> env, Path logFile, String... args) throws Exception {
+      Path cacheDir, String heap, Map<String, String> env, Path logFile, String... args)
+      throws Exception {
     Path jar = Path.of(System.getProperty("modelkeeper.jar"));
     assertThat(jar).as("the packaged server jar (built by modelkeeper-cli)").isRegularFile();
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -69,7 +76,7 @@ final class ServerProcess implements AutoCloseable {
         new ArrayList<>(
             List.of(
                 java,
-                "-Xmx1g",
+                heap,
                 "-jar",
                 jar.toString(),
                 "serve",
@@ -132,6 +139,11 @@ final class ServerProcess implements AutoCloseable {
       // the server ended
     }
     ready.countDown(); // it ended before it was ready: the start fails now, not after the wait
+  }
+
+  /** The server's process ID. */
+  long pid() {
+    return process.pid();
   }
 
   String httpAddress() {

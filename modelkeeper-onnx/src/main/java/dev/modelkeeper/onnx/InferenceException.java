@@ -3,8 +3,9 @@ package dev.modelkeeper.onnx;
 import dev.modelkeeper.core.ModelKeeperException;
 
 /**
- * The runtime failed while running a model on inputs that passed validation (a bug or a broken
- * model, not a bad request); servers answer it with HTTP 500. Immutable and thread-safe.
+ * The runtime failed while running a model for a reason of its own (out of memory, an engine
+ * error), not because of the inputs; servers answer it with HTTP 500. A kernel that refuses the
+ * inputs it was given is {@link InvalidInputException} instead. Immutable and thread-safe.
  */
 public class InferenceException extends ModelKeeperException {
   private static final long serialVersionUID = 1L;

@@ -1,6 +1,7 @@
 package dev.modelkeeper.onnx;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.modelkeeper.onnx.memory.MemoryMeter;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.TimeUnit;
@@ -145,7 +146,7 @@ public final class NativeHeap {
           e.toString());
     } finally {
       TRIMS.incrementAndGet();
-      dev.modelkeeper.onnx.memory.MemoryMeter.nativeHeapTrimmed();
+      MemoryMeter.nativeHeapTrimmed();
     }
   }
 }

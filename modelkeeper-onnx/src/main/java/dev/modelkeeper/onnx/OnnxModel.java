@@ -6,6 +6,7 @@ import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OnnxValue;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtLoggingLevel;
 import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.SequenceInfo;
 import ai.onnxruntime.TensorInfo;
@@ -92,7 +93,7 @@ public final class OnnxModel implements InferenceModel {
   @GuardedBy("lock")
   private OrtSession.SessionOptions sessionOptions;
 
-  /** Null when runs keep the arena's free memory. */
+  /** How each run goes: its log level, and for arena models the arena's shrinkage. */
   @GuardedBy("lock")
   private OrtSession.RunOptions runOptions;
 
@@ -182,10 +183,14 @@ public final class OnnxModel implements InferenceModel {
       boolean arena = options.cpuArena() && !small;
       opts.setCPUArenaAllocator(arena);
       opts.setMemoryPatternOptimization(false);
+      // what ONNX Runtime says while a model runs repeats with every request (a shape warning, a
+      // kernel refusing the inputs it was given, which the client is answered): silenced; what it
+      // says while the model loads is logged once, at its level
+      runOpts = new OrtSession.RunOptions();
+      runOpts.setLogLevel(OrtLoggingLevel.ORT_LOGGING_LEVEL_FATAL);
       if (arena) {
         // weights outside the arena: the arena then holds only what runs need, and gives it back
         opts.addConfigEntry("session.use_device_allocator_for_initializers", "1");
-        runOpts = new OrtSession.RunOptions();
         runOpts.addRunConfigEntry("memory.enable_memory_arena_shrinkage", "cpu:0");
       }
       boolean trim = options.trimNativeHeapOnClose() && !small;
@@ -202,8 +207,9 @@ public final class OnnxModel implements InferenceModel {
       probe = null;
       long floor =
           MemoryCost.floorBytes(size, (int) (session.getNumInputs() + session.getNumOutputs()));
-      MemoryCost cost = charge(options.memoryCosts(), id, size, floor, reading);
-      refuseWhenItCannotFit(id, cost, options.workingMemory().modelRoom());
+      long room = options.workingMemory().modelRoom();
+      MemoryCost cost = charge(options.memoryCosts(), id, size, floor, reading, room);
+      refuseWhenItCannotFit(id, cost, room);
       GraphInputs graphInputs = graphInputs(modelFile);
       Map<String, NodeInfo> inputInfo;
       Map<String, NodeInfo> outputInfo;
@@ -249,8 +255,8 @@ public final class OnnxModel implements InferenceModel {
       if (runOpts != null) {
         runOpts.close();
       }
-      if (e instanceof ModelTooLargeException) {
-        NativeHeap.requestTrim(); // what it took goes back to the system soon, not at the next trim
+      if (e instanceof ModelTooLargeException && options.trimNativeHeapOnClose()) {
+        NativeHeap.trim(); // what it took goes back to the system before it is answered
       }
       if (e instanceof ModelKeeperException) {
         throw (ModelKeeperException) e;
@@ -332,24 +338,31 @@ public final class OnnxModel implements InferenceModel {
   }
 
   /**
-   * The cost to charge for a model just loaded: a clean reading is recorded as its measured cost;
-   * so is a reading in company that shows the load took more than its charge even after what others
-   * could have added is taken off (a load that crossed the cap is learned at once); else the known
-   * (or estimated) cost stands, raised to what this load was seen to take (a reading in company may
-   * include others' memory, so it only ever raises the charge) and to {@code floorBytes}.
+   * The cost to charge for a model just loaded. A clean reading is recorded as its measured cost. A
+   * reading taken beside unloads, trims and runs but no other load bounds the load from below (what
+   * other runs reserved taken off): when that bound alone is more than {@code room}, all the memory
+   * the cap leaves for models, it is recorded at once (the load crossed the cap, and the model is
+   * refused); otherwise it only raises this load's charge, unrecorded (the process's own heap and
+   * request buffers may have grown meanwhile). A reading beside another load says nothing of this
+   * one: the known (or estimated) cost stands. Each figure is at least {@code floorBytes}.
    */
   private static MemoryCost charge(
-      MemoryCosts costs, String id, long fileBytes, long floorBytes, MemoryMeter.Reading reading) {
+      MemoryCosts costs,
+      String id,
+      long fileBytes,
+      long floorBytes,
+      MemoryMeter.Reading reading,
+      long room) {
     if (reading.clean()) {
       return costs.recordLoad(id, fileBytes, floorBytes, reading.peakDelta(), reading.afterDelta());
     }
-    MemoryCost known = costs.costOf(id, fileBytes);
-    if (reading.peakLowerBound() > known.loadPeakBytes()) {
+    if (reading.peakLowerBound() > room) {
       return costs.recordLoad(
           id, fileBytes, floorBytes, reading.peakLowerBound(), reading.afterLowerBound());
     }
-    long idle = Math.max(known.idleBytes(), Math.max(reading.afterDelta(), floorBytes));
-    long peak = Math.max(Math.max(known.loadPeakBytes(), reading.peakDelta()), idle);
+    MemoryCost known = costs.costOf(id, fileBytes);
+    long idle = Math.max(known.idleBytes(), Math.max(reading.afterLowerBound(), floorBytes));
+    long peak = Math.max(Math.max(known.loadPeakBytes(), reading.peakLowerBound()), idle);
     if (idle == known.idleBytes() && peak == known.loadPeakBytes()) {
       return known;
     }
@@ -423,6 +436,13 @@ public final class OnnxModel implements InferenceModel {
         return measuredRun(s, ortInputs, outputs, rows);
       }
     } catch (OrtException e) {
+      if (e.getCode() == OrtException.OrtErrorCode.ORT_FAIL
+          || e.getCode() == OrtException.OrtErrorCode.ORT_INVALID_ARGUMENT) {
+        // a kernel refused these inputs (dimensions that do not agree, say): the same request
+        // fails the same way, so it is the request's answer, not the server's fault
+        throw new InvalidInputException(
+            "ONNX Runtime cannot run '" + metadata.id() + "' on these inputs: " + e.getMessage());
+      }
       throw new InferenceException(
           "ONNX Runtime failed to run '" + metadata.id() + "': " + e.getMessage(), e);
     } finally {

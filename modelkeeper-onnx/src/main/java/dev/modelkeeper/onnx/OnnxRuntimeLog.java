@@ -10,6 +10,8 @@ import com.sun.jna.ptr.PointerByReference;
 import java.lang.System.Logger.Level;
 import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * ONNX Runtime's own messages in the process's log. ONNX Runtime writes its native log (an
@@ -161,13 +163,29 @@ final class OnnxRuntimeLog {
   }
 
   /**
-   * Logs each message of ONNX Runtime as one event: the message, prefixed with the logger id (a
-   * session's is its model, {@code name/version}) and, at DEBUG, followed by where in ONNX Runtime
-   * it was logged. Called on whichever thread logs: one of ours creating or running a session, or
-   * one of ONNX Runtime's own. Throws nothing back into ONNX Runtime.
+   * Logs each message of ONNX Runtime as one event, the first time it is said (its repeats at
+   * DEBUG): the message, prefixed with the logger id (a session's is its model, {@code
+   * name/version}) and, at DEBUG, followed by where in ONNX Runtime it was logged. Called on
+   * whichever thread logs: one of ours creating or running a session, or one of ONNX Runtime's own.
+   * Throws nothing back into ONNX Runtime.
    */
   static final class Sink implements LoggingFunction {
+    /** Messages remembered to say each once; the least recently repeated are forgotten first. */
+    private static final int REMEMBERED = 1024;
+
     private final System.Logger log;
+
+    /** The latest messages logged at their level; a repeat of one is logged at DEBUG. */
+    @GuardedBy("itself")
+    private final Map<String, Boolean> said =
+        new LinkedHashMap<>(64, 0.75f, true) {
+          private static final long serialVersionUID = 1L;
+
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > REMEMBERED;
+          }
+        };
 
     Sink(System.Logger log) {
       this.log = log;
@@ -184,7 +202,17 @@ final class OnnxRuntimeLog {
       try {
         Level level = level(severity);
         if (log.isLoggable(level)) {
-          log.log(level, text(string(logid), string(codeLocation), string(message)));
+          // a model that warns on every run (a declared shape it does not keep) says it once
+          String line = text(string(logid), string(codeLocation), string(message));
+          boolean first;
+          synchronized (said) {
+            first = said.put(line, Boolean.TRUE) == null;
+          }
+          if (first) {
+            log.log(level, line);
+          } else {
+            log.log(Level.DEBUG, () -> line + " (again)");
+          }
         }
       } catch (RuntimeException e) {
         // a logging backend that fails has nowhere to report it; ONNX Runtime must go on

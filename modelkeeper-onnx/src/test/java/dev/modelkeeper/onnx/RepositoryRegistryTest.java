@@ -2,16 +2,21 @@ package dev.modelkeeper.onnx;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.modelkeeper.core.BaseModelManager;
 import dev.modelkeeper.core.ModelFactory;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
+import dev.modelkeeper.core.ModelUnservableException;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
+import java.util.Arrays;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -231,5 +236,27 @@ class RepositoryRegistryTest {
         .hasMessageContaining("max_concurrency");
     assertThatThrownBy(() -> ModelConfig.parse("{\"preferred_batch_sizes\": [0]}"))
         .hasMessageContaining("preferred_batch_sizes");
+  }
+
+  @Test
+  void getModel_afterALoadFailedForItsFiles_answersTheSameFailureWithoutLoading_untilTheyChange()
+      throws Exception {
+    Path file = root.resolve("iris/1/model.onnx");
+    byte[] good = Files.readAllBytes(file);
+    Files.write(file, Arrays.copyOf(good, good.length / 2));
+    ModelFactory factory = registry.getModel("iris/1", null);
+    ModelUnservableException first =
+        catchThrowableOfType(ModelUnservableException.class, () -> factory.create("iris/1", null));
+    assertThat(first).isNotNull().hasMessageContaining("Protobuf parsing failed");
+    for (int i = 0; i < 3; i++) { // answered from memory: the very same failure, nothing loaded
+      assertThatThrownBy(() -> registry.getModel("iris/1", null)).isSameAs(first);
+      assertThatThrownBy(() -> registry.getModel("iris", null)).isSameAs(first);
+    }
+    Files.write(file, good);
+    Files.setLastModifiedTime(file, FileTime.from(Instant.now().plusSeconds(5)));
+    InferenceModel loaded =
+        (InferenceModel) registry.getModel("iris/1", null).create("iris/1", null);
+    assertThat(loaded.metadata().id()).isEqualTo("iris/1");
+    loaded.clearCache();
   }
 }

@@ -86,9 +86,34 @@ public final class MemoryMeter {
     void close();
   }
 
-  /** Counts a trim of the native heap, which lowers RSS: probes open meanwhile are not clean. */
+  /** What runs after each trim of the native heap; see {@link #afterTrims}. */
+  private static volatile Runnable afterTrim = () -> {};
+
+  /**
+   * Counts a trim of the native heap, which lowers RSS: probes open meanwhile are not clean. Then
+   * runs what {@link #afterTrims} set, on this thread.
+   */
   public static void nativeHeapTrimmed() {
     TRIMS.incrementAndGet();
+    try {
+      afterTrim.run();
+    } catch (RuntimeException e) {
+      // an observer that fails must not fail the trim
+    }
+  }
+
+  /**
+   * Runs {@code action} after every later trim of the native heap, on the trimming thread (a memory
+   * guard takes a fresh reading: what it remembered from before the trim is stale); the last action
+   * set wins, {@code null} clears it.
+   */
+  public static void afterTrims(Runnable action) {
+    afterTrim = action == null ? () -> {} : action;
+  }
+
+  /** Trims of the native heap counted so far. */
+  public static long trims() {
+    return TRIMS.get();
   }
 
   /**

@@ -2,11 +2,14 @@ package dev.modelkeeper.server.memory;
 
 import static java.lang.System.Logger.Level.INFO;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.NativeHeap;
+import dev.modelkeeper.onnx.memory.MemoryMeter;
 import dev.modelkeeper.onnx.memory.ProcessMemory;
 import dev.modelkeeper.server.engine.InvalidConfigException;
 import java.lang.management.ManagementFactory;
+import java.util.Arrays;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -47,9 +50,23 @@ public final class MemoryGuard implements AutoCloseable {
 
   private final MemoryCap cap;
   private final long jvmBytes;
+
+  @GuardedBy("this")
   private final long[] excess = new long[WINDOW];
+
+  @GuardedBy("this")
   private int next;
+
+  /** Native-heap trims seen by the last sample: a trim since makes the window stale. */
+  @GuardedBy("this")
+  private long trimsSeen = MemoryMeter.trims();
+
+  /** Set while a sample runs on its thread: a trim it makes does not start another sample. */
+  private final ThreadLocal<Boolean> sampling = ThreadLocal.withInitial(() -> false);
+
+  @GuardedBy("this")
   private long lastTrimNanos = System.nanoTime() - TRIM_INTERVAL_NANOS;
+
   private volatile long residentBytes = -1;
   private volatile WithFixedSizeCache budget;
   private volatile ScheduledFuture<?> task;
@@ -114,6 +131,14 @@ public final class MemoryGuard implements AutoCloseable {
     this.task =
         scheduler.scheduleWithFixedDelay(
             this::sampleQuietly, PERIOD_MILLIS, PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+    // memory handed back (a refused model's, say) is seen at once, before the next request
+    MemoryMeter.afterTrims(this::afterTrim);
+  }
+
+  private void afterTrim() {
+    if (!sampling.get()) {
+      sampleQuietly();
+    }
   }
 
   private void sampleQuietly() {
@@ -124,13 +149,32 @@ public final class MemoryGuard implements AutoCloseable {
     }
   }
 
-  /** One sample; runs on the scheduler's thread only. */
-  void sample() {
+  /**
+   * One sample; on the scheduler's thread, or on a thread that has just trimmed the native heap.
+   * After a trim, the excess remembered from before it is forgotten: the memory it stood for may
+   * have gone back to the system.
+   */
+  synchronized void sample() {
+    sampling.set(true);
+    try {
+      sampleLocked();
+    } finally {
+      sampling.set(false);
+    }
+  }
+
+  @GuardedBy("this")
+  private void sampleLocked() {
     WithFixedSizeCache b = budget;
     long rss = ProcessMemory.residentBytes();
     residentBytes = rss;
     if (b == null || rss < 0) {
       return;
+    }
+    long trims = MemoryMeter.trims();
+    if (trims != trimsSeen) {
+      trimsSeen = trims;
+      Arrays.fill(excess, 0);
     }
     long accounted = jvmBytes + b.usedBytes() + b.workingBytes();
     long unaccounted = Math.max(0, rss - accounted);
@@ -141,6 +185,7 @@ public final class MemoryGuard implements AutoCloseable {
       // them, then hand the allocator's free memory back
       System.gc();
       NativeHeap.trim();
+      trimsSeen = MemoryMeter.trims(); // its own trim keeps the window: what remains is read now
       rss = ProcessMemory.residentBytes();
       residentBytes = rss;
       unaccounted = Math.max(0, rss - accounted);
@@ -171,6 +216,7 @@ public final class MemoryGuard implements AutoCloseable {
     ScheduledFuture<?> t = task;
     if (t != null) {
       t.cancel(false);
+      MemoryMeter.afterTrims(null);
     }
   }
 }

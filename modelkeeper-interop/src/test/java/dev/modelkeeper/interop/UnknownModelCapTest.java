@@ -1,0 +1,208 @@
+package dev.modelkeeper.interop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The memory cap holds for a model never seen before. The packaged jar runs with {@code -Xmx256m
+ * --max-memory 1GiB} over a repository holding the {@code onnx} wheel's {@code light_vgg19}: a 9 KB
+ * file whose load folds about 550 MB of weights out of {@code ConstantOfShape} nodes and peaks
+ * above 1.3 GB, and a tiny model. For two minutes a client asks for both in turn: the first request
+ * for the big model may overshoot the cap once (its cost is unknown until it loads); from then on
+ * every answer for it is 507 naming the cost learned and the room, without a retry hint, the
+ * process's RSS (sampled every 20 ms from {@code /proc}) stays under the cap, and the small model
+ * answers 200 throughout.
+ */
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
+class UnknownModelCapTest {
+
+  private static final long CAP = 1L << 30;
+  private static final Duration LOOP = Duration.ofMinutes(2);
+  private static final Duration PACE = Duration.ofMillis(50);
+  private static final int MAX_PAIRS = 2_400;
+
+  @TempDir Path dir;
+
+  @Test
+  void modelThatCanNeverFit_overshootsAtMostOnce_thenIs507_whileOthersServe() throws Exception {
+    Path repository = Files.createDirectories(dir.resolve("models"));
+    Path onnx = onnxPackage();
+    Files.copy(
+        onnx.resolve("backend/test/data/light/light_vgg19.onnx"),
+        Files.createDirectories(repository.resolve("vgg/1")).resolve("model.onnx"));
+    Files.copy(
+        onnx.resolve("backend/test/data/node/test_abs/model.onnx"),
+        Files.createDirectories(repository.resolve("small/1")).resolve("model.onnx"));
+
+    try (ServerProcess server =
+        ServerProcess.start(
+            Files.createDirectories(dir.resolve("cache")),
+            "-Xmx256m",
+            Map.of(),
+            "--repository",
+            repository.toString(),
+            "--max-memory",
+            "1GiB")) {
+      List<long[]> samples = Collections.synchronizedList(new ArrayList<>()); // {nanos, rss}
+      AtomicBoolean sampling = new AtomicBoolean(true);
+      Thread sampler =
+          new Thread(
+              () -> {
+                while (sampling.get()) {
+                  samples.add(new long[] {System.nanoTime(), rss(server.pid())});
+                  try {
+                    Thread.sleep(20); // a sampling period, not an ordering of threads
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              },
+              "rss-sampler");
+      sampler.setDaemon(true);
+      sampler.start();
+
+      HttpClient http =
+          HttpClient.newBuilder()
+              .version(HttpClient.Version.HTTP_1_1)
+              .connectTimeout(Duration.ofSeconds(10))
+              .build();
+      String base = "http://" + server.httpAddress();
+      String big = body("data_0", "[1,3,224,224]", 3 * 224 * 224);
+      String small = body("x", "[3,4,5]", 60);
+      List<Answer> bigAnswers = new ArrayList<>();
+      int smallServed = 0;
+      long firstAnswered = 0;
+      long end = System.nanoTime() + LOOP.toNanos();
+      while (System.nanoTime() < end && bigAnswers.size() < MAX_PAIRS) {
+        long pairStart = System.nanoTime();
+        bigAnswers.add(Answer.of(post(http, base + "/v2/models/vgg/infer", big)));
+        if (firstAnswered == 0) {
+          firstAnswered = System.nanoTime();
+        }
+        HttpResponse<String> s = post(http, base + "/v2/models/small/infer", small);
+        assertThat(s.statusCode()).as(s.body()).isEqualTo(200);
+        smallServed++;
+        // a steady pace of requests over the whole two minutes, not a flood
+        TimeUnit.NANOSECONDS.sleep(Math.max(0, PACE.toNanos() - (System.nanoTime() - pairStart)));
+      }
+      sampling.set(false);
+      sampler.join(TimeUnit.SECONDS.toMillis(5));
+
+      assertThat(bigAnswers).hasSizeGreaterThan(10);
+      assertThat(smallServed).isEqualTo(bigAnswers.size());
+      for (Answer r : bigAnswers.subList(1, bigAnswers.size())) {
+        assertThat(r.status()).as(r.body()).isEqualTo(507);
+        assertThat(r.retryAfter()).isFalse();
+        assertThat(r.body())
+            .contains("vgg/1")
+            .containsPattern("needs [\\d.]+ MiB")
+            .contains("more than the whole byte budget");
+      }
+      assertThat(bigAnswers.get(0).status()).isIn(507, 503);
+
+      // after the first answer the memory comes back under the cap within seconds, and stays
+      List<long[]> after = new ArrayList<>();
+      synchronized (samples) {
+        for (long[] s : samples) {
+          if (s[0] > firstAnswered) {
+            after.add(s);
+          }
+        }
+      }
+      int back = 0;
+      while (back < after.size() && after.get(back)[1] > CAP) {
+        back++;
+      }
+      assertThat(back).as("samples after the first answer").isLessThan(after.size());
+      assertThat((after.get(back)[0] - firstAnswered) / 1e9)
+          .as("seconds until RSS was under the cap again")
+          .isLessThan(10);
+      long max = after.subList(back, after.size()).stream().mapToLong(s -> s[1]).max().orElse(0);
+      assertThat(max).as("the most RSS held once back under the cap").isLessThanOrEqualTo(CAP);
+      System.out.printf(
+          "[cap] %d answers for the big model, %d for the small one; max RSS after %.2f MiB%n",
+          bigAnswers.size(), smallServed, max / 1048576.0);
+    }
+  }
+
+  /** What an answer said: its status, whether it had a Retry-After, its body. */
+  private record Answer(int status, boolean retryAfter, String body) {
+    static Answer of(HttpResponse<String> r) {
+      return new Answer(
+          r.statusCode(), r.headers().firstValue("Retry-After").isPresent(), r.body());
+    }
+  }
+
+  /** Posts {@code body}; at most 60 s (a bounded wait, which {@code HttpClient.send} is not). */
+  private static HttpResponse<String> post(HttpClient http, String url, String body)
+      throws Exception {
+    return http.sendAsync(
+            HttpRequest.newBuilder(URI.create(url))
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .get(60, TimeUnit.SECONDS);
+  }
+
+  private static String body(String input, String shape, int elements) {
+    StringBuilder data = new StringBuilder(elements * 4);
+    for (int i = 0; i < elements; i++) {
+      data.append(i == 0 ? "0.5" : ",0.5");
+    }
+    return "{\"inputs\":[{\"name\":\""
+        + input
+        + "\",\"datatype\":\"FP32\",\"shape\":"
+        + shape
+        + ",\"data\":["
+        + data
+        + "]}]}";
+  }
+
+  /** The process's resident set size in bytes, from {@code /proc/<pid>/status}. */
+  private static long rss(long pid) {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      // the process ended
+    }
+    return 0;
+  }
+
+  /** The installed {@code onnx} package of the interop venv, whose test data this test uses. */
+  private static Path onnxPackage() throws Exception {
+    Path tests = Path.of(System.getProperty("interop.python.dir"));
+    PythonEnv venv = PythonEnv.forRequirements(tests.resolve("requirements.txt"));
+    Processes.Outcome where =
+        Processes.run(
+            List.of(
+                venv.python().toString(),
+                "-c",
+                "import onnx, os; print(os.path.dirname(onnx.__file__))"),
+            Duration.ofMinutes(1));
+    assertThat(where.exitCode()).isZero();
+    return Path.of(where.output().strip().lines().reduce((a, b) -> b).orElseThrow());
+  }
+}
