@@ -5,7 +5,7 @@ import dev.modelkeeper.onnx.ModelConfig;
 import dev.modelkeeper.onnx.demo.ConvNet;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

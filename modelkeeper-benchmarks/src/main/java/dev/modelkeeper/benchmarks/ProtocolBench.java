@@ -8,7 +8,7 @@ import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
 import dev.modelkeeper.server.grpc.ServerLiveRequest;

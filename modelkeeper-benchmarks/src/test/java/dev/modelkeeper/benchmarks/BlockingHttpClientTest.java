@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;

@@ -4,7 +4,7 @@ import dev.modelkeeper.onnx.ModelArtifact;
 import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.onnx.RepositoryEntry;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;

@@ -9,9 +9,11 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.onnx.remote.ArtifactDownloadException;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
-import dev.modelkeeper.server.engine.InvalidConfigException;
+import dev.modelkeeper.server.config.InvalidConfigException;
+import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.memory.MemoryGuard;
+import dev.modelkeeper.server.observability.Tracing;
+import dev.modelkeeper.server.request.RequestTracer;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -379,7 +381,7 @@ final class ServeCommand implements Callable<Integer> {
               .authToken(authToken)
               .preload(trimmed(preload))
               .pin(trimmed(pin))
-              .tracing(tracing())
+              .tracer(tracing() != null ? Tracing.to(tracing()) : RequestTracer.OFF)
               .build();
     } catch (InvalidConfigException e) {
       throw invalid(e.setting(), e.reason(), e);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.lang.reflect.Method;

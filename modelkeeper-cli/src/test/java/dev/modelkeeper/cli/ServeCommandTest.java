@@ -3,7 +3,7 @@ package dev.modelkeeper.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.support.Http;
 import java.io.PrintWriter;
 import java.io.StringWriter;

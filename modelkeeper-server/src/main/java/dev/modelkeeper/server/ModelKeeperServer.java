@@ -14,26 +14,21 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.onnx.memory.WorkingMemory;
+import dev.modelkeeper.server.admission.DirectBuffers;
+import dev.modelkeeper.server.admission.InflightBytes;
+import dev.modelkeeper.server.auth.BearerAuth;
+import dev.modelkeeper.server.config.InvalidConfigException;
+import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.docs.DocsRoutes;
-import dev.modelkeeper.server.engine.BearerAuth;
-import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.Engine;
-import dev.modelkeeper.server.engine.ExecutionSettings;
 import dev.modelkeeper.server.engine.InferenceService;
-import dev.modelkeeper.server.engine.InflightBytes;
-import dev.modelkeeper.server.engine.InvalidConfigException;
 import dev.modelkeeper.server.engine.ModelEvents;
-import dev.modelkeeper.server.engine.ModelExecutors;
 import dev.modelkeeper.server.engine.ModelResolver;
-import dev.modelkeeper.server.engine.ModelTarget;
-import dev.modelkeeper.server.engine.RateLimitedLog;
-import dev.modelkeeper.server.engine.RequestIds;
-import dev.modelkeeper.server.engine.ServerMetrics;
 import dev.modelkeeper.server.engine.ServerState;
-import dev.modelkeeper.server.engine.StatusBoard;
-import dev.modelkeeper.server.engine.Tracing;
-import dev.modelkeeper.server.engine.UnavailableException;
-import dev.modelkeeper.server.engine.Workers;
+import dev.modelkeeper.server.errors.UnavailableException;
+import dev.modelkeeper.server.execution.ExecutionSettings;
+import dev.modelkeeper.server.execution.ModelExecutors;
+import dev.modelkeeper.server.execution.Workers;
 import dev.modelkeeper.server.grpc.GrpcArrivals;
 import dev.modelkeeper.server.grpc.GrpcCallMetrics;
 import dev.modelkeeper.server.grpc.GrpcEndpoint;
@@ -52,9 +47,15 @@ import dev.modelkeeper.server.management.ManagementRoutes;
 import dev.modelkeeper.server.memory.MemoryCap;
 import dev.modelkeeper.server.memory.MemoryGuard;
 import dev.modelkeeper.server.memory.ModelMemory;
+import dev.modelkeeper.server.observability.RateLimitedLog;
+import dev.modelkeeper.server.observability.ServerMetrics;
+import dev.modelkeeper.server.observability.StatusBoard;
 import dev.modelkeeper.server.oip.InferRequestDecoder;
 import dev.modelkeeper.server.oip.OipRoutes;
 import dev.modelkeeper.server.repository.RepositoryRoutes;
+import dev.modelkeeper.server.request.ModelTarget;
+import dev.modelkeeper.server.request.RequestIds;
+import dev.modelkeeper.server.request.RequestTracer;
 import dev.modelkeeper.server.status.StatusRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
@@ -141,7 +142,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private volatile GrpcEndpoint grpc;
   private final ScheduledExecutorService timer;
   private final StatusBoard status;
-  private final Tracing tracing;
+  private final RequestTracer tracing;
   private final InflightBytes inflight;
   private final BodyIntake intake;
 
@@ -169,7 +170,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
     this.timer = timer();
-    this.tracing = config.tracing() != null ? Tracing.to(config.tracing()) : Tracing.OFF;
+    this.tracing = config.tracer();
     memory.start(manager, timer);
     this.inflight =
         new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
@@ -185,8 +186,8 @@ public final class ModelKeeperServer implements AutoCloseable {
     ExecutionSettings defaults = executionDefaults(config);
     this.executors = ModelExecutors.create(manager, defaults, metrics);
     InferenceService inference =
-        new InferenceService(manager, resolver, events, metrics)
-            .withExecution(executors.execution(), config.requestTimeout());
+        new InferenceService(
+            resolver, events, executors.execution(), config.requestTimeout(), metrics);
     ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
     metrics.watch(memory, manager, modelMemory);
     this.status = StatusBoard.of(metrics, memory::residentBytes, events.redaction());

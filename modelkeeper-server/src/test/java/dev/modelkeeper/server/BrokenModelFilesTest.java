@@ -8,7 +8,7 @@ import dev.modelkeeper.core.testkit.LogCapture;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.writer.OnnxGraphBuilder;
-import dev.modelkeeper.server.engine.Failure;
+import dev.modelkeeper.server.errors.Failure;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.InferTensorContents;
 import dev.modelkeeper.server.grpc.ModelInferRequest;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.modelkeeper.core.testkit.Gate;
-import dev.modelkeeper.server.engine.UnavailableException;
+import dev.modelkeeper.server.errors.UnavailableException;
 import dev.modelkeeper.server.support.FakeModels;
 import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.Http.Response;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.modelkeeper.core.testkit.Gate;
-import dev.modelkeeper.server.engine.InvalidConfigException;
+import dev.modelkeeper.server.config.InvalidConfigException;
 import dev.modelkeeper.server.support.FakeModel;
 import dev.modelkeeper.server.support.FakeModels;
 import dev.modelkeeper.server.support.Http;

@@ -3,7 +3,7 @@ package dev.modelkeeper.benchmarks.request;
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -5,7 +5,7 @@ import com.sun.management.ThreadMXBean;
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
 import io.grpc.ManagedChannel;

@@ -1,11 +1,11 @@
 package dev.modelkeeper.benchmarks.request;
 
 import com.sun.management.ThreadMXBean;
-import dev.modelkeeper.server.engine.InferRequest;
-import dev.modelkeeper.server.engine.RequestBytes;
+import dev.modelkeeper.server.admission.RequestBytes;
 import dev.modelkeeper.server.http.Json;
 import dev.modelkeeper.server.http.RequestBody;
 import dev.modelkeeper.server.oip.InferRequestDecoder;
+import dev.modelkeeper.server.request.InferRequest;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;

@@ -1,7 +1,7 @@
 package dev.modelkeeper.server.http;
 
-import dev.modelkeeper.server.engine.DirectBuffers;
-import dev.modelkeeper.server.engine.RequestBytes;
+import dev.modelkeeper.server.admission.DirectBuffers;
+import dev.modelkeeper.server.admission.RequestBytes;
 import io.javalin.http.Context;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

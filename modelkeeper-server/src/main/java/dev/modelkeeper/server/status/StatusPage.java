@@ -3,7 +3,7 @@ package dev.modelkeeper.server.status;
 import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import dev.modelkeeper.server.engine.Engine;
-import dev.modelkeeper.server.engine.StatusBoard;
+import dev.modelkeeper.server.observability.StatusBoard;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.demo.Mlp;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.engine.InvalidConfigException;
+import dev.modelkeeper.server.config.InvalidConfigException;
 import dev.modelkeeper.server.support.DemoRepo;
 import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.TestServer;

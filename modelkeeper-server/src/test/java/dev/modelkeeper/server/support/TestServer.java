@@ -2,7 +2,7 @@ package dev.modelkeeper.server.support;
 
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import java.util.function.UnaryOperator;
 
 /** Starts real servers on a free loopback port for tests. Stateless and thread-safe. */
