@@ -230,13 +230,10 @@ public final class BatchingBench {
 
   private static ModelKeeperServer start(Path repository) {
     return ModelKeeperServer.start(
-        ServerConfig.builder(new LocalModelRepository(repository))
-            .host("127.0.0.1")
-            .port(0)
-            .grpcPort(-1)
-            .maxModels(4)
-            .requestTimeout(Duration.ofSeconds(30))
-            .build());
+        ServerConfig.of(new LocalModelRepository(repository))
+            .network(n -> n.withHost("127.0.0.1").withPort(0).withGrpcPort(-1))
+            .budgets(m -> m.withMaxModels(4))
+            .timeouts(t -> t.withRequest(Duration.ofSeconds(30))));
   }
 
   private static void warm(ModelKeeperServer server, String model, byte[] body) {

@@ -318,12 +318,9 @@ public final class ProtocolBench {
     Path repo = Files.createTempDirectory("mk-protocol-bench");
     DemoRepository.materialize(repo);
     ServerConfig config =
-        ServerConfig.builder(new LocalModelRepository(repo))
-            .host("127.0.0.1")
-            .port(0)
-            .grpcPort(0)
-            .pin(WORKLOADS.stream().map(Workload::model).distinct().toList())
-            .build();
+        ServerConfig.of(new LocalModelRepository(repo))
+            .network(n -> n.withHost("127.0.0.1").withPort(0).withGrpcPort(0))
+            .withPin(WORKLOADS.stream().map(Workload::model).distinct().toList());
     CpuSample cpuBefore = CpuSample.now();
     Instant started = Instant.now();
     Map<String, double[]> floor = new LinkedHashMap<>();

@@ -39,11 +39,8 @@ class BlockingHttpClientTest {
     DemoRepository.materialize(repo);
     server =
         ModelKeeperServer.start(
-            ServerConfig.builder(new LocalModelRepository(repo))
-                .host("127.0.0.1")
-                .port(0)
-                .grpcPort(-1)
-                .build());
+            ServerConfig.of(new LocalModelRepository(repo))
+                .network(n -> n.withHost("127.0.0.1").withPort(0).withGrpcPort(-1)));
   }
 
   @AfterAll

@@ -93,15 +93,15 @@ class ServeCommandTest {
     env.put("MODELKEEPER_IDLE_TIMEOUT", "300s");
     try (ModelKeeperServer server = start(serve())) {
       ServerConfig c = server.config();
-      assertThat(c.maxModels()).isEqualTo(3);
-      assertThat(c.maxBytes()).isEqualTo(512_000_000L);
-      assertThat(c.lifecycleTimeout()).isEqualTo(Duration.ofSeconds(5));
-      assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(10));
-      assertThat(c.authToken()).isEqualTo("s3cret");
+      assertThat(c.budgets().maxModels()).isEqualTo(3);
+      assertThat(c.budgets().maxBytes()).isEqualTo(512_000_000L);
+      assertThat(c.timeouts().lifecycle()).isEqualTo(Duration.ofSeconds(5));
+      assertThat(c.timeouts().request()).isEqualTo(Duration.ofSeconds(10));
+      assertThat(c.security().authToken()).isEqualTo("s3cret");
       assertThat(c.preload()).containsExactly("iris", "mlp-small/1");
       assertThat(c.pin()).containsExactly("iris");
-      assertThat(c.workerThreads()).isEqualTo(7);
-      assertThat(c.idleTimeout()).isEqualTo(Duration.ofSeconds(300));
+      assertThat(c.scheduling().workerThreads()).isEqualTo(7);
+      assertThat(c.timeouts().idle()).isEqualTo(Duration.ofSeconds(300));
       assertThat(out.toString())
           .contains("auth:        bearer token")
           .contains("pinned:      iris");
@@ -112,7 +112,7 @@ class ServeCommandTest {
   void serve_withFlagAndEnvironment_flagWins() {
     env.put("MODELKEEPER_MAX_MODELS", "3");
     try (ModelKeeperServer server = start(serve("--max-models", "5"))) {
-      assertThat(server.config().maxModels()).isEqualTo(5);
+      assertThat(server.config().budgets().maxModels()).isEqualTo(5);
     }
   }
 

@@ -10,6 +10,9 @@ import java.util.concurrent.Executor;
  */
 public final class ManagerOptions {
 
+  /** How many times the first back-off window the longest one is, unless set apart. */
+  public static final int BACKOFF_GROWTH = 60;
+
   private final Duration lifecycleTimeout;
   private final Duration drainTimeout;
   private final Duration failureBackoff;
@@ -75,7 +78,7 @@ public final class ManagerOptions {
     private Duration lifecycleTimeout = Duration.ofSeconds(60);
     private Duration drainTimeout = Duration.ofSeconds(30);
     private Duration failureBackoff = Duration.ofSeconds(1);
-    private Duration maxFailureBackoff = Duration.ofSeconds(60);
+    private Duration maxFailureBackoff = failureBackoff.multipliedBy(BACKOFF_GROWTH);
     private Duration leakThreshold = Duration.ZERO;
     private Ticker ticker = Ticker.system();
     private Executor executor;
@@ -90,6 +93,12 @@ public final class ManagerOptions {
     public Builder drainTimeout(Duration d) {
       this.drainTimeout = positive("drainTimeout", d);
       return this;
+    }
+
+    /** A first back-off window of {@code initial}, the longest {@link #BACKOFF_GROWTH} times it. */
+    public Builder failureBackoff(Duration initial) {
+      return failureBackoff(
+          initial, notNegative("failureBackoff", initial).multipliedBy(BACKOFF_GROWTH));
     }
 
     public Builder failureBackoff(Duration initial, Duration max) {

@@ -158,10 +158,10 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.config = config;
     // ONNX Runtime's process-wide state is the JVM's part of the cap, not the first model's
     OnnxRuntimeState.ensureStarted();
-    this.memory = MemoryGuard.split(MemoryCap.choose(config.maxMemory()));
+    this.memory = MemoryGuard.split(MemoryCap.choose(config.budgets().maxMemory()));
     this.memoryCosts =
-        config.memoryCostsFile() != null
-            ? MemoryCosts.persistedIn(config.memoryCostsFile())
+        config.budgets().memoryCostsFile() != null
+            ? MemoryCosts.persistedIn(config.budgets().memoryCostsFile())
             : MemoryCosts.inMemory();
     this.resolver = new ModelResolver(config.repository(), Ticker.system());
     this.manager = manager(config, resolver, memory, memoryCosts);
@@ -173,21 +173,21 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.tracing = config.tracer();
     memory.start(manager, timer);
     this.inflight =
-        new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
+        new InflightBytes(config.budgets().inflightBytes(), config.timeouts().admission(), timer);
     this.offHeap =
-        new DirectBuffers(Math.min(MAX_IDLE_OFF_HEAP_BYTES, config.effectiveMaxInflightBytes()));
+        new DirectBuffers(Math.min(MAX_IDLE_OFF_HEAP_BYTES, config.budgets().inflightBytes()));
     metrics.watch(offHeap);
     metrics.watch(inflight);
     this.startupModels = startupModels(config);
     for (String pin : config.pin()) {
       manager.pin(startupModels.get(pin).key());
     }
-    this.workers = new Workers(config.workerThreads(), config.requestTimeout());
+    this.workers = new Workers(config.scheduling().workerThreads(), config.timeouts().request());
     ExecutionSettings defaults = executionDefaults(config);
     this.executors = ModelExecutors.create(manager, defaults, metrics);
     InferenceService inference =
         new InferenceService(
-            resolver, events, executors.execution(), config.requestTimeout(), metrics);
+            resolver, events, executors.execution(), config.timeouts().request(), metrics);
     ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
     metrics.watch(memory, manager, modelMemory);
     this.status = StatusBoard.of(metrics, memory::residentBytes, events.redaction());
@@ -206,16 +206,19 @@ public final class ModelKeeperServer implements AutoCloseable {
             modelMemory,
             memory);
     RequestIds requestIds = new RequestIds(); // one sequence for both transports
-    this.auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
-    this.grpcArrivals = new GrpcArrivals(inflight, config.bodyReadTimeout(), metrics);
+    this.auth =
+        config.security().authToken() != null
+            ? new BearerAuth(config.security().authToken())
+            : null;
+    this.grpcArrivals = new GrpcArrivals(inflight, config.timeouts().bodyRead(), metrics);
     this.grpcService = new GrpcEndpoint.Service(engine, requestIds);
     Json json = new Json();
     ErrorMapper errors = new ErrorMapper(json, events.redaction());
     this.runner = new RequestRunner(workers, errors);
     this.intake =
         new BodyIntake(
-            config.maxRequestBytes(),
-            config.bodyReadTimeout(),
+            config.budgets().maxRequestBytes(),
+            config.timeouts().bodyRead(),
             inflight,
             timer,
             errors,
@@ -228,7 +231,7 @@ public final class ModelKeeperServer implements AutoCloseable {
               c.startup.showJavalinBanner = false;
               c.startup.showOldJavalinVersionWarning = false;
               c.startup.startupWatcherEnabled = false;
-              c.http.maxRequestSize = config.maxRequestBytes();
+              c.http.maxRequestSize = config.budgets().maxRequestBytes();
               c.http.compressionStrategy = CompressionStrategy.NONE;
               jetty(c, json, errors);
               routes(c, engine, json, errors, requestIds);
@@ -244,7 +247,7 @@ public final class ModelKeeperServer implements AutoCloseable {
       ServerConfig config, ModelResolver resolver, MemoryGuard memory, MemoryCosts costs) {
     AtomicReference<WithFixedSizeCache> budget = new AtomicReference<>();
     ModelRegistry registry =
-        config.customRegistry()
+        config.registry() != null
             ? config.registry()
             : new RepositoryModelRegistry(
                 config.repository(),
@@ -267,21 +270,20 @@ public final class ModelKeeperServer implements AutoCloseable {
         new BaseModelManager(
             resolver.registry(refusingLoadsWhenStopping(registry)),
             ManagerOptions.builder()
-                .lifecycleTimeout(config.lifecycleTimeout())
-                .drainTimeout(config.drainTimeout())
-                .failureBackoff(
-                    config.loadFailureBackoff(), config.loadFailureBackoff().multipliedBy(60))
+                .lifecycleTimeout(config.timeouts().lifecycle())
+                .drainTimeout(config.timeouts().drain())
+                .failureBackoff(config.timeouts().loadFailureBackoff())
                 .build());
     WithFixedSizeCache manager =
         new WithFixedSizeCache(
             base,
-            CacheOptions.builder(config.maxModels())
+            CacheOptions.builder(config.budgets().maxModels())
                 .maxBytes(
-                    config.maxBytes() > 0
-                        ? Math.min(config.maxBytes(), memory.modelBytes())
+                    config.budgets().maxBytes() > 0
+                        ? Math.min(config.budgets().maxBytes(), memory.modelBytes())
                         : memory.modelBytes())
-                .capacityTimeout(config.capacityTimeout())
-                .expireAfterIdle(config.idleTimeout())
+                .capacityTimeout(config.timeouts().capacity())
+                .expireAfterIdle(config.timeouts().idle())
                 .build());
     budget.set(manager);
     return manager;
@@ -292,10 +294,10 @@ public final class ModelKeeperServer implements AutoCloseable {
    * connector with the connection limit and the header deadline; JSON error pages.
    */
   private void jetty(JavalinConfig c, Json json, ErrorMapper errors) {
-    OriginGuard origins = new OriginGuard(config.allowedOrigins(), errors);
+    OriginGuard origins = new OriginGuard(config.security().allowedOrigins(), errors);
     c.jetty.modifyServer(
         server -> {
-          server.setStopTimeout(config.shutdownTimeout().toMillis());
+          server.setStopTimeout(config.timeouts().shutdown().toMillis());
           server.insertHandler(intake);
           server.insertHandler(origins);
           server.insertHandler(graceful);
@@ -308,13 +310,14 @@ public final class ModelKeeperServer implements AutoCloseable {
           HttpConnectionFactory factory = new HttpConnectionFactory(http);
           factory.setInputBufferSize(INPUT_BUFFER_BYTES);
           ServerConnector connector = new ServerConnector(server, factory);
-          connector.setHost(config.host());
-          connector.setPort(config.port());
+          connector.setHost(config.network().host());
+          connector.setPort(config.network().port());
           // on shutdown, idle keep-alive connections close after this; requests in flight are
           // waited for up to the stop timeout regardless
           connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
-          connector.addBean(new NetworkConnectionLimit(config.maxConnections(), connector));
-          connector.addBean(new HeaderDeadline(config.bodyReadTimeout(), timer, metrics));
+          connector.addBean(
+              new NetworkConnectionLimit(config.network().maxConnections(), connector));
+          connector.addBean(new HeaderDeadline(config.timeouts().bodyRead(), timer, metrics));
           this.connector.set(connector);
           return connector;
         });
@@ -377,9 +380,9 @@ public final class ModelKeeperServer implements AutoCloseable {
    */
   public static ModelKeeperServer start(ServerConfig config) {
     try {
-      java.net.InetAddress.getByName(config.host());
+      java.net.InetAddress.getByName(config.network().host());
     } catch (java.net.UnknownHostException e) {
-      throw new InvalidConfigException("host", "unknown host '" + config.host() + "'");
+      throw new InvalidConfigException("host", "unknown host '" + config.network().host() + "'");
     }
     ModelKeeperServer server = new ModelKeeperServer(config);
     try {
@@ -390,17 +393,22 @@ public final class ModelKeeperServer implements AutoCloseable {
       server.timer.shutdownNow();
       throw new InvalidConfigException(
           "port",
-          "cannot listen on " + config.host() + ":" + config.port() + ": " + rootMessage(e));
+          "cannot listen on "
+              + config.network().host()
+              + ":"
+              + config.network().port()
+              + ": "
+              + rootMessage(e));
     }
-    if (config.grpcPort() != ServerConfig.GRPC_OFF) {
+    if (config.network().grpcPort() != ServerConfig.GRPC_OFF) {
       try {
         server.grpc =
             GrpcEndpoint.start(
-                config.host(),
-                config.grpcPort(),
-                (int) Math.min(Integer.MAX_VALUE, config.maxRequestBytes()),
-                config.maxConnections(),
-                config.bodyReadTimeout(),
+                config.network().host(),
+                config.network().grpcPort(),
+                (int) Math.min(Integer.MAX_VALUE, config.budgets().maxRequestBytes()),
+                config.network().maxConnections(),
+                config.timeouts().bodyRead(),
                 server.grpcArrivals,
                 server.tracing.on()
                     ? List.of(
@@ -416,7 +424,12 @@ public final class ModelKeeperServer implements AutoCloseable {
         server.close();
         throw new InvalidConfigException(
             "grpc-port",
-            "cannot listen on " + config.host() + ":" + config.grpcPort() + ": " + rootMessage(e));
+            "cannot listen on "
+                + config.network().host()
+                + ":"
+                + config.network().grpcPort()
+                + ": "
+                + rootMessage(e));
       }
     }
     server.preload();
@@ -426,11 +439,11 @@ public final class ModelKeeperServer implements AutoCloseable {
   /** The server-wide execution settings, which a model's own configuration may override. */
   private static ExecutionSettings executionDefaults(ServerConfig config) {
     return new ExecutionSettings(
-        config.maxBatchSize(),
-        config.maxQueueDelay().toNanos(),
+        config.scheduling().maxBatchSize(),
+        config.scheduling().maxQueueDelay().toNanos(),
         Set.of(),
-        config.maxConcurrency(),
-        config.maxQueueSize());
+        config.scheduling().maxConcurrency(),
+        config.scheduling().maxQueueSize());
   }
 
   private static Map<String, ModelTarget> startupModels(ServerConfig config) {
@@ -511,7 +524,7 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   /** The base URL clients use, e.g. {@code http://localhost:8000}. */
   public String url() {
-    String host = config.host();
+    String host = config.network().host();
     if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
       host = "localhost";
     } else if (host.contains(":") && !host.startsWith("[")) {
@@ -571,7 +584,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    long deadline = System.nanoTime() + config.shutdownTimeout().toNanos();
+    long deadline = System.nanoTime() + config.timeouts().shutdown().toNanos();
     state.stopping();
     GrpcEndpoint g = grpc;
     if (g != null) {
@@ -579,7 +592,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     }
     // bodies still arriving cannot be served any more: answer them now, before the connectors close
     intake.abortAll(new UnavailableException("the server is shutting down", Duration.ofSeconds(1)));
-    long grace = config.shutdownTimeout().toNanos();
+    long grace = config.timeouts().shutdown().toNanos();
     long answerAt = grace - Math.min(ANSWER_MARGIN.toNanos(), grace / 4);
     ScheduledFuture<?> answerRest =
         timer.schedule(
@@ -603,7 +616,9 @@ public final class ModelKeeperServer implements AutoCloseable {
       graceful.shutdown().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
       LOG.log(
-          Level.WARNING, "some requests were still in flight after {0}", config.shutdownTimeout());
+          Level.WARNING,
+          "some requests were still in flight after {0}",
+          config.timeouts().shutdown());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -621,13 +636,13 @@ public final class ModelKeeperServer implements AutoCloseable {
       LOG.log(
           Level.WARNING,
           "some model operations were still running after {0}",
-          config.shutdownTimeout());
+          config.timeouts().shutdown());
     }
     if (!executors.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
       LOG.log(
           Level.WARNING,
           "some inferences were still queued or running after {0}",
-          config.shutdownTimeout());
+          config.timeouts().shutdown());
     }
     timer.shutdownNow();
     try {

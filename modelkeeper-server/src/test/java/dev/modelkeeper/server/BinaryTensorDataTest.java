@@ -34,7 +34,7 @@ class BinaryTensorDataTest {
 
   @BeforeAll
   static void start() {
-    server = TestServer.demo(b -> b.maxModels(4));
+    server = TestServer.demo(b -> b.budgets(m -> m.withMaxModels(4)));
     client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   }
 
@@ -310,7 +310,8 @@ class BinaryTensorDataTest {
     byte[] head = json.getBytes(StandardCharsets.UTF_8);
     byte[] body = java.util.Arrays.copyOf(head, head.length + 4 * n);
     try (ModelKeeperServer small =
-        TestServer.demo(b -> b.maxRequestBytes(1 << 20).maxInflightBytes(1 << 20))) {
+        TestServer.demo(
+            b -> b.budgets(m -> m.withMaxRequestBytes(1 << 20).withMaxInflightBytes(1 << 20)))) {
       HttpResponse<String> r = postTo(small, "types", head.length, body);
       assertThat(r.statusCode()).isEqualTo(413);
       assertThat(r.body()).contains("in-flight budget");
@@ -335,7 +336,8 @@ class BinaryTensorDataTest {
     byte[] head = json.getBytes(StandardCharsets.UTF_8);
     byte[] body = java.util.Arrays.copyOf(head, head.length + binary.length);
     try (ModelKeeperServer small =
-        TestServer.demo(b -> b.maxRequestBytes(100_000).maxInflightBytes(150_000))) {
+        TestServer.demo(
+            b -> b.budgets(m -> m.withMaxRequestBytes(100_000).withMaxInflightBytes(150_000)))) {
       HttpResponse<String> r = postTo(small, "iris", head.length, body);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       org.awaitility.Awaitility.await()

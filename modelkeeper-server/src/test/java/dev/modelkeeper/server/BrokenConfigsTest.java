@@ -105,8 +105,7 @@ class BrokenConfigsTest {
         ModelKeeperServer server =
             TestServer.start(
                 TestServer.config(new LocalModelRepository(root))
-                    .loadFailureBackoff(Duration.ofMillis(50))
-                    .build())) {
+                    .timeouts(t -> t.withLoadFailureBackoff(Duration.ofMillis(50))))) {
       Http http = Http.to(server.port());
       for (var e : files.entrySet()) {
         Http.Response first = http.post("/v2/models/" + e.getKey() + "/infer", body(1));

@@ -72,9 +72,8 @@ class BrokenModelFilesTest {
         ModelKeeperServer server =
             TestServer.start(
                 TestServer.config(new LocalModelRepository(root))
-                    .grpcPort(0)
-                    .loadFailureBackoff(Duration.ofMillis(50))
-                    .build())) {
+                    .network(n -> n.withGrpcPort(0))
+                    .timeouts(t -> t.withLoadFailureBackoff(Duration.ofMillis(50))))) {
       Http http = Http.to(server.port());
       ManagedChannel channel =
           NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();

@@ -70,7 +70,7 @@ class ChurnHttpTest {
 
   @Test
   void infer_onFourModelsUnderBudgetOfTwo_answersEveryRequestWithoutRetries() throws Exception {
-    try (ModelKeeperServer server = TestServer.demo(b -> b.maxModels(2))) {
+    try (ModelKeeperServer server = TestServer.demo(b -> b.budgets(m -> m.withMaxModels(2)))) {
       Http http = Http.to(server.port());
       List<String> models = List.copyOf(REQUESTS.keySet());
       ConcurrentLinkedQueue<Sample> samples = new ConcurrentLinkedQueue<>();

@@ -37,7 +37,8 @@ class ConcurrentLifecycleHttpTest {
 
   @Test
   void loadUnloadInfer_from32Threads_neverFailAndEndConsistent() throws Exception {
-    try (ModelKeeperServer server = TestServer.demo(b -> b.workerThreads(64))) {
+    try (ModelKeeperServer server =
+        TestServer.demo(b -> b.scheduling(sc -> sc.withWorkerThreads(64)))) {
       Http http = Http.to(server.port());
       ConcurrentLinkedQueue<Op> ops = new ConcurrentLinkedQueue<>();
       CyclicBarrier start = new CyclicBarrier(THREADS);

@@ -23,7 +23,8 @@ class ErrorResponsesTest {
   void infer_whenBudgetHoldsOnlyPinnedModels_answers503WithRetryAfter() throws Exception {
     FakeModels models = FakeModels.of("alpha/1", "beta/1");
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.maxModels(1).pin(List.of("alpha")))) {
+        TestServer.fake(
+            models, b -> b.budgets(m -> m.withMaxModels(1)).withPin(List.of("alpha")))) {
       assertThat(server.awaitReady(Duration.ofSeconds(30))).isTrue();
       Response r = Http.to(server.port()).post("/v2/models/beta/infer", X);
       assertThat(r.status()).isEqualTo(503);
@@ -39,7 +40,7 @@ class ErrorResponsesTest {
     Gate gate = new Gate();
     models.gateLoad("alpha/1", gate);
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.lifecycleTimeout(Duration.ofMillis(300)))) {
+        TestServer.fake(models, b -> b.timeouts(t -> t.withLifecycle(Duration.ofMillis(300))))) {
       Http http = Http.to(server.port());
       CompletableFuture<Response> first =
           CompletableFuture.supplyAsync(() -> http.post("/v2/models/alpha/infer", X));
@@ -58,7 +59,8 @@ class ErrorResponsesTest {
     FakeModels models = FakeModels.of("alpha/1");
     models.failLoad("alpha/1", new dev.modelkeeper.core.ModelLoadException("corrupt weights"));
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.loadFailureBackoff(Duration.ofSeconds(30)))) {
+        TestServer.fake(
+            models, b -> b.timeouts(t -> t.withLoadFailureBackoff(Duration.ofSeconds(30))))) {
       Http http = Http.to(server.port());
       Response failed = http.post("/v2/models/alpha/infer", X);
       assertThat(failed.status()).isEqualTo(500);
@@ -92,7 +94,8 @@ class ErrorResponsesTest {
   @Test
   void infer_withBodyOverLimit_answers413AsJson() {
     FakeModels models = FakeModels.of("alpha/1");
-    try (ModelKeeperServer server = TestServer.fake(models, b -> b.maxRequestBytes(4096))) {
+    try (ModelKeeperServer server =
+        TestServer.fake(models, b -> b.budgets(m -> m.withMaxRequestBytes(4096)))) {
       Http http = Http.to(server.port());
       StringBuilder data = new StringBuilder("[0");
       for (int i = 1; i < 2000; i++) {
@@ -117,7 +120,7 @@ class ErrorResponsesTest {
     Gate gate = new Gate();
     models.gateInfer("alpha/1", gate);
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.requestTimeout(Duration.ofMillis(300)))) {
+        TestServer.fake(models, b -> b.timeouts(t -> t.withRequest(Duration.ofMillis(300))))) {
       Http http = Http.to(server.port());
       Response r = http.post("/v2/models/alpha/infer", X);
       assertThat(r.status()).isEqualTo(503);

@@ -37,7 +37,8 @@ class FrontDoorTest {
   void slowBody_isAnswered408JsonAndClosed_andCounted() throws Exception {
     try (ModelKeeperServer server =
             TestServer.fake(
-                FakeModels.of("alpha/1"), b -> b.bodyReadTimeout(Duration.ofMillis(500)));
+                FakeModels.of("alpha/1"),
+                b -> b.timeouts(t -> t.withBodyRead(Duration.ofMillis(500))));
         RawHttp raw = RawHttp.connect(server.port())) {
       raw.send(RawHttp.post(INFER, "Content-Length: 100") + "{");
       RawHttp.Response r = raw.readResponse();
@@ -55,7 +56,8 @@ class FrontDoorTest {
   void slowHeaders_closeTheConnection() throws Exception {
     try (ModelKeeperServer server =
             TestServer.fake(
-                FakeModels.of("alpha/1"), b -> b.bodyReadTimeout(Duration.ofMillis(500)));
+                FakeModels.of("alpha/1"),
+                b -> b.timeouts(t -> t.withBodyRead(Duration.ofMillis(500))));
         RawHttp raw = RawHttp.connect(server.port())) {
       raw.send("POST " + INFER + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
       assertThat(raw.closedByServer()).isTrue();
@@ -65,7 +67,8 @@ class FrontDoorTest {
   @Test
   void contentLengthOverTheLimit_is413JsonBeforeAnyBodyByte() throws Exception {
     try (ModelKeeperServer server =
-            TestServer.fake(FakeModels.of("alpha/1"), b -> b.maxRequestBytes(64 * 1024));
+            TestServer.fake(
+                FakeModels.of("alpha/1"), b -> b.budgets(m -> m.withMaxRequestBytes(64 * 1024)));
         RawHttp raw = RawHttp.connect(server.port())) {
       raw.send(RawHttp.post(INFER, "Content-Length: " + (10 << 20)));
       RawHttp.Response r = raw.readResponse();
@@ -115,7 +118,8 @@ class FrontDoorTest {
   void stateChangingRequestFromAForeignOrigin_is403_andChangesNothing() {
     FakeModels models = FakeModels.of("alpha/1");
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.allowedOrigins(List.of("https://app.example")))) {
+        TestServer.fake(
+            models, b -> b.security(s -> s.withAllowedOrigins(List.of("https://app.example"))))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/model/add", "{\"model_id\": \"alpha/1\"}").status()).isEqualTo(200);
       Response refused = send(http, "/model/clear", "", "Origin", "https://evil.example");
@@ -139,9 +143,8 @@ class FrontDoorTest {
             TestServer.fake(
                 FakeModels.of("alpha/1"),
                 b ->
-                    b.maxRequestBytes(4096)
-                        .maxInflightBytes(8192)
-                        .admissionTimeout(Duration.ofMillis(300)));
+                    b.budgets(m -> m.withMaxRequestBytes(4096).withMaxInflightBytes(8192))
+                        .timeouts(t -> t.withAdmission(Duration.ofMillis(300))));
         RawHttp first = RawHttp.connect(server.port());
         RawHttp second = RawHttp.connect(server.port())) {
       first.send(RawHttp.post(INFER, "Content-Length: 4096") + "{");
@@ -187,7 +190,8 @@ class FrontDoorTest {
   void modelLargerThanTheWholeByteBudget_is507WithoutRetryAfter() {
     // regression: 503 with Retry-After: 1, so clients retried forever
     FakeModels models = FakeModels.of("alpha/1").size("alpha/1", 10_000);
-    try (ModelKeeperServer server = TestServer.fake(models, b -> b.maxBytes(5_000))) {
+    try (ModelKeeperServer server =
+        TestServer.fake(models, b -> b.budgets(m -> m.withMaxBytes(5_000)))) {
       Response r = Http.to(server.port()).post(INFER, X);
       assertThat(r.status()).isEqualTo(507);
       assertThat(r.retryAfter()).isNull();
@@ -231,7 +235,7 @@ class FrontDoorTest {
     Gate gate = new Gate();
     models.gateInfer("alpha/1", gate);
     ModelKeeperServer server =
-        TestServer.fake(models, b -> b.shutdownTimeout(Duration.ofSeconds(2)));
+        TestServer.fake(models, b -> b.timeouts(t -> t.withShutdown(Duration.ofSeconds(2))));
     Http http = Http.to(server.port());
     CompletableFuture<Response> inFlight = CompletableFuture.supplyAsync(() -> http.post(INFER, X));
     gate.awaitEntered();
@@ -252,7 +256,7 @@ class FrontDoorTest {
     Gate gate = new Gate();
     models.gateInfer("alpha/1", gate);
     ModelKeeperServer server =
-        TestServer.fake(models, b -> b.shutdownTimeout(Duration.ofSeconds(2)));
+        TestServer.fake(models, b -> b.timeouts(t -> t.withShutdown(Duration.ofSeconds(2))));
     Http http = Http.to(server.port());
     CompletableFuture<Response> holding = CompletableFuture.supplyAsync(() -> http.post(INFER, X));
     gate.awaitEntered();

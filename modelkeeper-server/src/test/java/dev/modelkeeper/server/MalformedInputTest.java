@@ -30,7 +30,7 @@ class MalformedInputTest {
 
   @BeforeAll
   static void start() {
-    server = TestServer.demo(b -> b.maxRequestBytes(1 << 20));
+    server = TestServer.demo(b -> b.budgets(m -> m.withMaxRequestBytes(1 << 20)));
     http = Http.to(server.port());
   }
 

@@ -24,7 +24,7 @@ class ManagementApiTest {
   @BeforeEach
   void start() {
     models = FakeModels.of("alpha/1", "alpha/2", "beta/1").size("beta/1", 5000);
-    server = TestServer.fake(models, b -> b.maxModels(3));
+    server = TestServer.fake(models, b -> b.budgets(m -> m.withMaxModels(3)));
     http = Http.to(server.port());
   }
 

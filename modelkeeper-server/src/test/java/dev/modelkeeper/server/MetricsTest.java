@@ -37,7 +37,11 @@ class MetricsTest {
     models.failLoad("beta/1", new dev.modelkeeper.core.ModelLoadException("broken"));
     try (ModelKeeperServer server =
         TestServer.fake(
-            models, b -> b.maxModels(1).loadFailureBackoff(Duration.ofMillis(1)).pin(List.of()))) {
+            models,
+            b ->
+                b.budgets(m -> m.withMaxModels(1))
+                    .timeouts(t -> t.withLoadFailureBackoff(Duration.ofMillis(1)))
+                    .withPin(List.of()))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/alpha/infer", X).status()).isEqualTo(200);
       assertThat(http.post("/v2/models/alpha/infer", X).status()).isEqualTo(200);
@@ -95,7 +99,11 @@ class MetricsTest {
     dev.modelkeeper.core.testkit.Gate gate = new dev.modelkeeper.core.testkit.Gate();
     models.gateInfer("alpha/1", gate);
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.maxModels(1).capacityTimeout(Duration.ofMillis(200)))) {
+        TestServer.fake(
+            models,
+            b ->
+                b.budgets(m -> m.withMaxModels(1))
+                    .timeouts(t -> t.withCapacity(Duration.ofMillis(200))))) {
       Http http = Http.to(server.port());
       java.util.concurrent.CompletableFuture<Response> leased =
           java.util.concurrent.CompletableFuture.supplyAsync(

@@ -29,7 +29,7 @@ class OpenInferenceProtocolTest {
 
   @BeforeAll
   static void start() {
-    server = TestServer.demo(b -> b.maxModels(4));
+    server = TestServer.demo(b -> b.budgets(m -> m.withMaxModels(4)));
     http = Http.to(server.port());
   }
 

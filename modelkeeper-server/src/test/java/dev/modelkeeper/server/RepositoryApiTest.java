@@ -23,7 +23,7 @@ class RepositoryApiTest {
   @BeforeEach
   void start() {
     models = FakeModels.of("alpha/1", "alpha/2", "beta/1", "gamma/1");
-    server = TestServer.fake(models, b -> b.maxModels(2));
+    server = TestServer.fake(models, b -> b.budgets(m -> m.withMaxModels(2)));
     http = Http.to(server.port());
   }
 

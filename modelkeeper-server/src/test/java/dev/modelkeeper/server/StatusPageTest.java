@@ -32,7 +32,11 @@ class StatusPageTest {
         "beta/1", new dev.modelkeeper.core.ModelLoadException("no <b>weights</b> & no luck"));
     try (ModelKeeperServer server =
         TestServer.fake(
-            models, b -> b.maxModels(1).loadFailureBackoff(Duration.ofMillis(1)).pin(List.of()))) {
+            models,
+            b ->
+                b.budgets(m -> m.withMaxModels(1))
+                    .timeouts(t -> t.withLoadFailureBackoff(Duration.ofMillis(1)))
+                    .withPin(List.of()))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/beta/infer", X).status()).isEqualTo(500);
       assertThat(http.post("/v2/models/gamma/infer", X).status()).isEqualTo(200);

@@ -87,7 +87,8 @@ class TensorTypesTest {
             .node("Add", List.of("a", "b"), List.of("y"))
             .output("y", Datatype.FP32, 2));
     server =
-        TestServer.start(TestServer.config(new LocalModelRepository(root)).grpcPort(0).build());
+        TestServer.start(
+            TestServer.config(new LocalModelRepository(root)).network(n -> n.withGrpcPort(0)));
     http = Http.to(server.port());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
     grpc = GRPCInferenceServiceGrpc.newBlockingStub(channel);

@@ -75,13 +75,10 @@ public final class PayloadSweep implements Callable<Integer> {
     Path repo = Files.createTempDirectory("mk-payload-sweep");
     DemoRepository.materialize(repo);
     ServerConfig config =
-        ServerConfig.builder(new LocalModelRepository(repo))
-            .host("127.0.0.1")
-            .port(0)
-            .grpcPort(ServerConfig.GRPC_OFF)
-            .maxRequestBytes(256L << 20)
-            .pin(List.of("iris"))
-            .build();
+        ServerConfig.of(new LocalModelRepository(repo))
+            .network(n -> n.withHost("127.0.0.1").withPort(0).withGrpcPort(ServerConfig.GRPC_OFF))
+            .budgets(m -> m.withMaxRequestBytes(256L << 20))
+            .withPin(List.of("iris"));
     List<String> rows = new ArrayList<>();
     try (ModelKeeperServer server = ModelKeeperServer.start(config);
         LoopbackHttp http = new LoopbackHttp(server.port())) {

@@ -99,12 +99,9 @@ public final class RequestHeapBenchmark implements Callable<Integer> {
     Path repo = Files.createTempDirectory("mk-request-heap");
     DemoRepository.materialize(repo);
     ServerConfig config =
-        ServerConfig.builder(new LocalModelRepository(repo))
-            .host("127.0.0.1")
-            .port(0)
-            .grpcPort(0)
-            .pin(List.of("convnet"))
-            .build();
+        ServerConfig.of(new LocalModelRepository(repo))
+            .network(n -> n.withHost("127.0.0.1").withPort(0).withGrpcPort(0))
+            .withPin(List.of("convnet"));
     float[] images = images();
     List<String> rows = new ArrayList<>();
     try (ModelKeeperServer server = ModelKeeperServer.start(config)) {

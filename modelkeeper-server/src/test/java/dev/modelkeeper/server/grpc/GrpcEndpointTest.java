@@ -56,7 +56,11 @@ class GrpcEndpointTest {
   @BeforeAll
   static void start() {
     server =
-        TestServer.demo(b -> b.grpcPort(0).authToken(TOKEN).maxRequestBytes(1 << 20).maxModels(4));
+        TestServer.demo(
+            b ->
+                b.network(n -> n.withGrpcPort(0))
+                    .security(s -> s.withAuthToken(TOKEN))
+                    .budgets(m -> m.withMaxRequestBytes(1 << 20).withMaxModels(4)));
     channel = channel(server);
     grpc =
         GRPCInferenceServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
@@ -360,7 +364,13 @@ class GrpcEndpointTest {
       throws Exception {
     try (ModelKeeperServer s =
         TestServer.demo(
-            b -> b.grpcPort(0).maxRequestBytes(64 << 10).maxInflightBytes(64 << 10).maxModels(2))) {
+            b ->
+                b.network(n -> n.withGrpcPort(0))
+                    .budgets(
+                        m ->
+                            m.withMaxRequestBytes(64 << 10)
+                                .withMaxInflightBytes(64 << 10)
+                                .withMaxModels(2)))) {
       ManagedChannel ch = channel(s);
       try {
         GRPCInferenceServiceBlockingStub stub =
@@ -400,7 +410,10 @@ class GrpcEndpointTest {
             .addRawInputContents(ByteString.copyFrom(new byte[4 * n]))
             .build();
     try (ModelKeeperServer s =
-        TestServer.demo(b -> b.grpcPort(0).maxRequestBytes(1 << 20).maxInflightBytes(1 << 20))) {
+        TestServer.demo(
+            b ->
+                b.network(net -> net.withGrpcPort(0))
+                    .budgets(m -> m.withMaxRequestBytes(1 << 20).withMaxInflightBytes(1 << 20)))) {
       ManagedChannel ch = channel(s);
       try {
         GRPCInferenceServiceBlockingStub stub =
@@ -451,7 +464,7 @@ class GrpcEndpointTest {
   void deadline_thatPassesWhileALoadIsPending_endsTheCallAtTheDeadline() throws Exception {
     Gate load = new Gate();
     FakeModels models = FakeModels.of("slow/1").gateLoad("slow/1", load);
-    try (ModelKeeperServer s = TestServer.fake(models, b -> b.grpcPort(0))) {
+    try (ModelKeeperServer s = TestServer.fake(models, b -> b.network(n -> n.withGrpcPort(0)))) {
       ManagedChannel ch = channel(s);
       try {
         long start = System.nanoTime();
@@ -515,7 +528,9 @@ class GrpcEndpointTest {
 
   @Test
   void everyCall_isCountedByMethodAndCode_includingOnesTheTransportEnds() throws Exception {
-    try (ModelKeeperServer s = TestServer.demo(b -> b.grpcPort(0).maxRequestBytes(1 << 16))) {
+    try (ModelKeeperServer s =
+        TestServer.demo(
+            b -> b.network(n -> n.withGrpcPort(0)).budgets(m -> m.withMaxRequestBytes(1 << 16)))) {
       ManagedChannel ch = channel(s);
       try {
         GRPCInferenceServiceBlockingStub stub =
