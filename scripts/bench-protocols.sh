@@ -7,7 +7,8 @@
 # One server (the work tree's jar, iris and mlp-medium pinned) over loopback; interleaved rounds,
 # the protocols' order rotating per round; 1, 8 and 64 clients; one-row requests of iris and
 # mlp-medium, a 64-row mlp-medium request, and the round trip without a model (GET
-# /v2/health/live, gRPC ServerLive). About 6 minutes on 2 cores with the defaults.
+# /v2/health/live, gRPC ServerLive); the server's CPU per request from /proc/<pid>/stat (the tools
+# run in processes of their own). About 6 minutes on 2 cores with the defaults.
 #
 #   scripts/bench-protocols.sh [--rounds N] [--seconds S] [--out DIR] [--perf-analyzer]
 #
@@ -62,15 +63,20 @@ for cell in "${cells[@]}"; do
   for p in "${protocols[@]}"; do measure "$cell" "$p" 8 2 >/dev/null; done # warm-up
 done
 csv=$out/protocols.csv
-echo "round,model,rows,clients,protocol,rps,p50_ms,p99_ms,requests,non2xx,errors" >"$csv"
+echo "round,model,rows,clients,protocol,rps,p50_ms,p99_ms,requests,non2xx,errors,server_cpu_us" >"$csv"
+hz=$(getconf CLK_TCK)
 for ((r = 1; r <= rounds; r++)); do
   for c in 1 8 64; do
     for cell in none:0 "${cells[@]}"; do
       for ((k = 0; k < 3; k++)); do
         p=${protocols[$(((k + r - 1) % 3))]}
         [[ $cell == none:0 && $p == "binary REST" ]] && continue # one REST round trip
+        before=$(cpu_ticks "$PID_s")
         row=$(measure "$cell" "$p" "$c" "$seconds")
-        echo "$r,${cell%:*},${cell#*:},$c,$p,$row" | tee -a "$csv" >&2
+        # the server's CPU per answered request; the load tool runs in its own process
+        cpu=$(awk -v t="$(($(cpu_ticks "$PID_s") - before))" -v hz="$hz" -v n="$(cut -d, -f4 <<<"$row")" \
+          'BEGIN { printf "%.1f", n ? t / hz * 1e6 / n : 0 }')
+        echo "$r,${cell%:*},${cell#*:},$c,$p,$row,$cpu" | tee -a "$csv" >&2
       done
     done
   done

@@ -6,8 +6,9 @@
 # jdk.ThreadAllocationStatistics events at both ends (every thread's allocated bytes so far). The
 # figure is the growth of the server's threads' sum (the recorder's own and the attach thread's
 # left out) divided by the requests; the client runs in its own process, so none of its allocation
-# counts. Inputs: mlp-medium with 4,096 rows (1 MiB of FP32) as binary REST, JSON REST and gRPC;
-# 53,248 rows (13 MiB of FP32, a ~29 MiB JSON body) as JSON REST.
+# counts. Inputs: 21 convnet images (1,032,192 bytes of FP32; the answer 21 x 10 scores) as binary
+# REST, JSON REST and gRPC; mlp-medium with 53,248 rows (13 MiB of FP32, a ~29 MiB JSON body) as
+# JSON REST.
 #
 #   scripts/bench-request-heap.sh [--requests N] [--warmup N] [--out DIR]
 #
@@ -32,18 +33,18 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 machine_json "scripts/bench-request-heap.sh --requests $requests --warmup $warmup" >"$out/machine.json"
 HEAP=2g start_jar s modelkeeper-cli/target/modelkeeper.jar "$work/logs" --cache-dir "$MK_CACHE" \
-  --pin mlp-medium --max-request-bytes 256MiB
+  --pin convnet,mlp-medium --max-request-bytes 256MiB
 url="http://127.0.0.1:$PORT_s"
-python3 scripts/bench/bodies.py "$url" mlp-medium 4096 "$work" >/dev/null
+python3 scripts/bench/bodies.py "$url" convnet 21 "$work" >/dev/null
 python3 scripts/bench/bodies.py "$url" mlp-medium 53248 "$work" >/dev/null
 
-# send FORM ROWS N: N requests, one at a time
+# send FORM MODEL ROWS N: N requests, one at a time
 send() {
-  local form=$1 rows=$2 n=$3 stem=$work/mlp-medium-$2
+  local form=$1 model=$2 n=$4 stem=$work/$2-$3
   case $form in
-    JSON) h2load --h1 -n "$n" -c 1 -m 1 -d "$stem.json" -H 'Content-Type: application/json' "$url/v2/models/mlp-medium/infer" ;;
+    JSON) h2load --h1 -n "$n" -c 1 -m 1 -d "$stem.json" -H 'Content-Type: application/json' "$url/v2/models/$model/infer" ;;
     binary) h2load --h1 -n "$n" -c 1 -m 1 -d "$stem.bin" -H 'Content-Type: application/octet-stream' \
-      -H "Inference-Header-Content-Length: $(cat "$stem.bin.hlen")" "$url/v2/models/mlp-medium/infer" ;;
+      -H "Inference-Header-Content-Length: $(cat "$stem.bin.hlen")" "$url/v2/models/$model/infer" ;;
     gRPC) "$GHZ" --insecure "${PROTO_DIRS[@]}" --proto grpc_service.proto -c 1 -n "$n" \
       --call inference.GRPCInferenceService/ModelInfer --binary-file "$stem.grpc" "127.0.0.1:$GRPC_s" ;;
   esac >"$work/send.log" 2>&1 || { cat "$work/send.log" >&2; die "$form requests failed"; }
@@ -52,30 +53,33 @@ send() {
     { cat "$work/send.log" >&2; die "not every $form request succeeded"; }
 }
 
-echo "form,rows,body_bytes,tensor_bytes,requests,allocated_per_request" >"$out/heap.csv"
-for cell in binary:4096 JSON:4096 gRPC:4096 JSON:53248; do
-  form=${cell%:*} rows=${cell#*:}
-  send "$form" "$rows" "$warmup"
+echo "form,model,rows,body_bytes,tensor_bytes,requests,allocated_per_request" >"$out/heap.csv"
+for cell in binary:convnet:21 JSON:convnet:21 gRPC:convnet:21 JSON:mlp-medium:53248; do
+  IFS=: read -r form model rows <<<"$cell"
+  send "$form" "$model" "$rows" "$warmup"
   jcmd "$PID_s" JFR.start name=heap settings=default >/dev/null
-  send "$form" "$rows" "$requests"
+  send "$form" "$model" "$rows" "$requests"
   jcmd "$PID_s" JFR.stop name=heap filename="$work/heap.jfr" >/dev/null
   jfr print --json --events jdk.ThreadAllocationStatistics "$work/heap.jfr" >"$work/heap.json"
-  body=$(stat -c %s "$work/mlp-medium-$rows.$([ "$form" = JSON ] && echo json || echo bin)")
-  python3 - "$work/heap.json" "$form" "$rows" "$body" "$requests" <<'PY' | tee -a "$out/heap.csv" >&2
+  body=$(stat -c %s "$work/$model-$rows.$([ "$form" = JSON ] && echo json || echo bin)")
+  tensor=$((rows * $([ "$model" = convnet ] && echo 49152 || echo 256)))
+  python3 - "$work/heap.json" "$form,$model,$rows,$body,$tensor" "$requests" <<'PY' | tee -a "$out/heap.csv" >&2
 import json, sys
 events = json.load(open(sys.argv[1]))["recording"]["events"]
+# two batches, one when the recording began and one when it stopped: split at the largest gap
+secs = lambda t: int(t[11:13]) * 3600 + int(t[14:16]) * 60 + float(t[17:].rstrip("Z"))
+times = sorted({e["values"]["startTime"] for e in events}, key=secs)
+split = times[max(range(1, len(times)), key=lambda i: secs(times[i]) - secs(times[i - 1]))]
 first, last = {}, {}
-times = sorted({e["values"]["startTime"] for e in events})
 for e in events:
     v = e["values"]
     name = (v["thread"] or {}).get("javaName") or ""
     if name.startswith("JFR ") or name == "Attach Listener":
         continue
-    tid = v["thread"]["javaThreadId"]
-    (first if v["startTime"] == times[0] else last)[tid] = v["allocated"]
+    (first if secs(v["startTime"]) < secs(split) else last)[v["thread"]["javaThreadId"]] = v["allocated"]
 grown = sum(a - first.get(t, 0) for t, a in last.items())
-form, rows, body, n = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-print(f"{form},{rows},{body},{rows * 64 * 4},{n},{grown / n:.0f}")
+n = int(sys.argv[3])
+print(f"{sys.argv[2]},{n},{grown / n:.0f}")
 PY
 done
 stop_jar "$PID_s"

@@ -77,6 +77,11 @@ plot_python() {
   echo "$PLOT_VENV/bin/python"
 }
 
+# The CPU time a process has used so far (user + system), in clock ticks (/proc/PID/stat).
+cpu_ticks() {
+  awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"
+}
+
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }

@@ -3,7 +3,7 @@
 scripts/bench-memory.sh. Server jars run as child processes on loopback; their RSS is read from
 /proc/<pid>/status every 100 ms by a thread here; load comes from wrk (binary tensors at each
 model's largest batch, every client rotating over the models; after a 503 or 429 a client waits
-what Retry-After says, at most 1 s, 50 ms without one); the server's own counters come from
+what Retry-After says, at most 1 s, 100 ms without one); the server's own counters come from
 /metrics and /model/registry.
 
     memory.py acceptance|churn|per-model|cycles --jar JAR --out DIR [options]
@@ -166,6 +166,8 @@ def load_run(a, label, jar, repo, flags):
     max_rss = max((r for _, r in server.samples), default=0)
     summary = {
         "scenario": a.scenario, "label": label, "server": " ".join(server.command),
+        "allocator": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_") or k in ("GLIBC_TUNABLES", "LD_PRELOAD")}
+        or "glibc malloc with its defaults",
         "seconds": round(time.time() - started, 1), "clients": a.clients,
         "models": len(entries), "max_rss_bytes": max_rss, "cap_bytes": cap,
         "max_rss_over_cap": round(max_rss / cap, 3) if cap else None,
@@ -196,7 +198,7 @@ def churn(a):
                   [a.cap_flag, a.cap] + a.server_flag)
     return ok & load_run(a, "budget", a.baseline_jar,
                          repository(a.demo, os.path.join(a.work, "churn-budget"), a.copies, True),
-                         ["--max-bytes", a.budget])
+                         ["--max-bytes", a.budget] + a.baseline_flag)
 
 
 def per_model(a):
@@ -294,7 +296,8 @@ def main():
     p.add_argument("--cap", default="768MiB", help="the cap of the jar under test (default: %(default)s)")
     p.add_argument("--cap-flag", default="--max-memory", help="the option that takes --cap (default: %(default)s)")
     p.add_argument("--budget", default="300MB", help="churn: the baseline's --max-bytes (default: %(default)s)")
-    p.add_argument("--server-flag", action="append", default=[], help="an extra server option; repeatable")
+    p.add_argument("--server-flag", action="append", default=[], help="an extra option of the server under test; repeatable")
+    p.add_argument("--baseline-flag", action="append", default=[], help="churn: an extra option of the baseline; repeatable")
     p.add_argument("--seconds", type=int, help="load per run (default: acceptance 180, churn 600)")
     p.add_argument("--copies", type=int, help="copies of convnet (default: acceptance 6, churn 4)")
     p.add_argument("--clients", type=int, default=3)

@@ -62,11 +62,11 @@ def order(data, key):
     return list(dict.fromkeys(r[key] for r in data))
 
 
-def compare(d, file, label, cells, side):
+def compare(d, file, label, cells, side, sides=None, note=True):
     """Tables of several setups (side) over rounds: median req/s and p99 per cell, ratio to the
     first setup (median of the per-round ratios, each round's in brackets)."""
     data = rows(os.path.join(d, file))
-    sides = order(data, side)
+    sides = sides or order(data, side)
     g = by(data, side, *cells)
     body = []
     for cell in dict.fromkeys(tuple(r[k] for k in cells) for r in data):
@@ -87,12 +87,15 @@ def compare(d, file, label, cells, side):
     for s in sides[1:]:
         header += [f"req/s {s} / {sides[0]} (per round)", f"p99 {s} / {sides[0]}"]
     header.append("failed")
-    return f"{label}\n\n{machine(d)}" + table(header, body)
+    return f"{label}\n\n{machine(d) if note else ''}" + table(header, body)
 
 
 def jars(d):
     return compare(d, "jars.csv", "Requests/s, medians over the rounds (p99 ms in brackets); "
                    "ratios of requests/s to the first jar.", ["workload", "clients"], "name")
+
+
+PROTOCOLS = ["JSON REST", "binary REST", "gRPC"]
 
 
 def floor(d):
@@ -107,7 +110,18 @@ def floor(d):
 
 def protocols(d):
     text = compare(d, "protocols.csv", "Requests/s by protocol, medians over the rounds (p99 ms "
-                   "in brackets).", ["model", "rows", "clients"], "protocol")
+                   "in brackets); `none` is the round trip without a model (GET /v2/health/live, gRPC "
+                   "ServerLive).", ["model", "rows", "clients"], "protocol", PROTOCOLS)
+    data = rows(os.path.join(d, "protocols.csv"))
+    if data and "server_cpu_us" in data[0]:
+        g = by(data, "model", "rows", "clients", "protocol")
+        protos = PROTOCOLS
+        cells = list(dict.fromkeys((r["model"], r["rows"], r["clients"]) for r in data))
+        text += ("\nServer CPU per request, µs (from /proc/<pid>/stat; the load tools run in their "
+                 "own processes), medians:\n\n" + table(
+                     ["model", "rows", "clients"] + protos,
+                     [list(c) + [fmt(med(num(r["server_cpu_us"]) for r in g.get((*c, p), [])))
+                                 for p in protos] for c in cells]))
     text += floor(d)
     pa = os.path.join(d, "perf_analyzer.csv")
     if os.path.exists(pa):
@@ -124,7 +138,7 @@ def batching(d):
     iso = os.path.join(d, "isolation.csv")
     if os.path.exists(iso):
         text += "\n" + compare(d, "isolation.csv", "iris from one client, idle, beside a spinning "
-                               "core and beside a saturated convnet:", ["clients"], "window")
+                               "core and beside a saturated convnet:", ["clients"], "window", note=False)
     return text + floor(d)
 
 
@@ -135,11 +149,11 @@ def payload(d):
 
 def heap(d):
     data = rows(os.path.join(d, "heap.csv"))
-    body = [[r["form"], r["body_bytes"], r["tensor_bytes"], fmt(num(r["allocated_per_request"])),
+    body = [[r["form"], f"{r['model']} ({r['rows']} rows)", r["body_bytes"], r["tensor_bytes"], fmt(num(r["allocated_per_request"])),
              fmt(num(r["allocated_per_request"]) / num(r["tensor_bytes"]), 2)] for r in data]
     return ("Heap the server allocated per request (sum over its threads of JFR's "
             "`jdk.ThreadAllocationStatistics`, between two recordings around the requests):\n\n"
-            + machine(d) + table(["form", "body bytes", "tensor bytes", "allocated per request",
+            + machine(d) + table(["form", "input", "body bytes", "tensor bytes", "allocated per request",
                                   "per tensor byte"], body))
 
 
@@ -240,10 +254,13 @@ def scaleout(d):
         loads = [int(r["loads"]) / max(1, int(r["requests"])) for r in v]
         body.append([budget, routing, sum(int(r["requests"]) for r in v),
                      sum(int(r["non2xx"]) + int(r["errors"]) for r in v), fmt(med(loads), 3),
-                     fmt(med(num(r["resident"]) for r in v), 1), fmt(med(num(r["rps"]) for r in v)),
+                     fmt(med(num(r["resident"]) for r in v), 1), fmt(med(num(r["distinct"]) for r in v), 1),
+                     fmt(med(num(r["on_several"]) for r in v), 1), fmt(med(num(r["rps"]) for r in v)),
                      fmt(med(num(r["p99_ms"]) for r in v), 1)])
-    return machine(d) + table(["budget", "routing", "requests", "failed", "loads per request",
-                               "resident (3 replicas)", "req/s", "p99 ms"], body)
+    return ("Medians over the rounds; loads from the replicas' /metrics, resident models from their "
+            "registries at the end of each measurement.\n\n" + machine(d)
+            + table(["budget", "routing", "requests", "failed", "loads per request", "resident (3 replicas)",
+                     "distinct models resident", "models on several replicas", "req/s", "p99 ms"], body))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 -- wrk script of scripts/bench/memory.py, after a line `targets = {{path, body file, header length}, ...}`:
 -- each thread sends binary-tensor requests rotating over the targets; after a 503 or 429 its next
--- request waits what Retry-After says (at most 1 s, 50 ms without one); done() prints one JSON
+-- request waits what Retry-After says (at most 1 s, 100 ms without one); done() prints one JSON
 -- line of wrk's figures and the statuses seen.
 local threads = {}
 
@@ -34,7 +34,7 @@ function response(status, headers, body)
   statuses[key] = (statuses[key] or 0) + 1
   if status == 503 or status == 429 then
     local after = tonumber(headers["Retry-After"] or headers["retry-after"] or "")
-    wait = after and math.min(1000, after * 1000) or 50
+    wait = after and math.min(1000, after * 1000) or 100
   end
 end
 
