@@ -141,8 +141,10 @@ def repository(demo, root, copies, small):
     return root
 
 
-def load_run(a, label, jar, repo, flags):
-    """Closed-loop wrk clients over every model of repo for a.seconds; its summary."""
+def load_run(a, label, jar, repo, flags, budget=False):
+    """Closed-loop wrk clients over every model of repo for a.seconds; its summary. The limit is
+    the server's memory cap (modelkeeper_memory_cap_bytes), or with budget its byte budget (the
+    registry's max_bytes)."""
     server = Server(jar, repo, flags, os.path.join(a.work, label), a.heap, label)
     lua = os.path.join(a.work, label + ".lua")
     entries = []
@@ -162,7 +164,8 @@ def load_run(a, label, jar, repo, flags):
     charges = [] if died else [
         {k: m.get(k) for k in ("model_id", "state", "size_bytes", "charged_bytes", "measured_bytes")}
         for m in server.registry().get("models", [])]
-    cap = after.get("modelkeeper_memory_cap_bytes") or (None if died else server.registry().get("max_bytes"))
+    cap = None if budget else after.get("modelkeeper_memory_cap_bytes")
+    cap = cap or (None if died else server.registry().get("max_bytes"))
     max_rss = max((r for _, r in server.samples), default=0)
     summary = {
         "scenario": a.scenario, "label": label, "server": " ".join(server.command),
@@ -198,7 +201,7 @@ def churn(a):
                   [a.cap_flag, a.cap] + a.server_flag)
     return ok & load_run(a, "budget", a.baseline_jar,
                          repository(a.demo, os.path.join(a.work, "churn-budget"), a.copies, True),
-                         ["--max-bytes", a.budget] + a.baseline_flag)
+                         ["--max-bytes", a.budget] + a.baseline_flag, budget=True)
 
 
 def per_model(a):
@@ -210,23 +213,27 @@ def per_model(a):
                         os.path.join(a.work, "per-model"), a.heap, f"{name}-{version}")
         model_path = f"/v2/models/{name}/versions/{version}"
         n = batch or a.rows
-        stem, hlen = bodies.main(server.url, f"{name}/{version}", n, a.work)  # loads it once
-        body = open(stem + ".bin", "rb").read()
-        headers = {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": str(hlen)}
+        bodies_of = {}
+        for k in (1, n):  # the metadata read of the first loads it once
+            stem, hlen = bodies.main(server.url, f"{name}/{version}", k, a.work)
+            bodies_of[k] = (open(stem + ".bin", "rb").read(),
+                            {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": str(hlen)})
+        infer = lambda k: server.call(model_path + "/infer", *bodies_of[k])[0]
+        unload = lambda: server.call(f"/v2/repository/models/{name}/unload", b"")
         for _ in range(a.learning_cycles):  # unmeasured: the server learns the model's cost
-            server.call(model_path)
-            statuses = [server.call(model_path + "/infer", body, headers)[0] for _ in range(a.requests)]
-            server.call(f"/v2/repository/models/{name}/unload", b"")
+            infer(1)  # loads it (a metadata read after an unload answers from the server's cache)
+            statuses = [infer(n) for _ in range(a.requests)]
+            unload()
         time.sleep(a.settle_seconds)
         before, mark, t = server.now(), time.monotonic(), time.time()
-        server.call(model_path)  # loads it
+        first = infer(1)  # loads it, then runs one row
         load_seconds, load_peak = time.time() - t, server.peak_since(mark)
         time.sleep(a.settle_seconds)
         idle, mark = server.now(), time.monotonic()
-        statuses = [server.call(model_path + "/infer", body, headers)[0] for _ in range(a.requests)]
+        statuses = [first] + [infer(n) for _ in range(a.requests)]
         batch_peak = server.peak_since(mark)
         charge = next((m for m in server.registry().get("models", []) if m.get("model_id") == f"{name}/{version}"), {})
-        server.call(f"/v2/repository/models/{name}/unload", b"")
+        unload()
         time.sleep(a.unload_seconds)
         after = server.now()
         ok &= not server.out_of_memory() and server.process.poll() is None
@@ -303,7 +310,7 @@ def main():
     p.add_argument("--clients", type=int, default=3)
     p.add_argument("--rows", type=int, default=32, help="rows for models without max_batch_size")
     p.add_argument("--requests", type=int, default=20, help="per-model: requests at the largest batch")
-    p.add_argument("--learning-cycles", type=int, default=5)
+    p.add_argument("--learning-cycles", type=int, default=5, help="per-model: unmeasured load, requests, unload cycles first")
     p.add_argument("--settle-seconds", type=float, default=2)
     p.add_argument("--unload-seconds", type=float, default=3)
     p.add_argument("--cycles", type=int, default=1000)

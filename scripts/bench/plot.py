@@ -2,7 +2,8 @@
 """Charts (PNG, matplotlib) from the results that scripts/bench-*.sh leave.
 
     plot.py bench DIR      DIR/hotpath.png (JMH medians) and DIR/churn.png
-    plot.py memory DIR     DIR/memory-rss.png: RSS over time of each run, its cap drawn in
+    plot.py memory DIR     DIR/memory-rss.png: RSS over time of each run, its limit (the cap, or
+                           the file-size budget) drawn in its colour
 
 Run with the pinned matplotlib of scripts/bench/lib.sh (plot_python).
 """
@@ -61,13 +62,13 @@ def memory(d):
     for path in sorted(glob.glob(os.path.join(d, "*rss.csv"))):
         data = list(csv.DictReader(open(path)))
         label = os.path.basename(path)[: -len("-rss.csv")]
-        ax.plot([float(r["seconds"]) for r in data], [int(r["rss_bytes"]) / 2**20 for r in data],
-                label=label + " RSS")
+        (line,) = ax.plot([float(r["seconds"]) for r in data], [int(r["rss_bytes"]) / 2**20 for r in data],
+                          label=label + " RSS")
         summary = path[: -len("rss.csv")] + "summary.json"
         if os.path.exists(summary):
             cap = json.load(open(summary)).get("cap_bytes")
             if cap:
-                ax.axhline(cap / 2**20, linestyle="--", color="red", label=label + " cap")
+                ax.axhline(cap / 2**20, linestyle="--", color=line.get_color(), label=label + " limit")
     ax.set_xlabel("seconds since the server was ready")
     ax.set_ylabel("MiB (from /proc/<pid>/status, every 100 ms)")
     ax.set_title("Server RSS under load")

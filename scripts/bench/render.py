@@ -234,7 +234,7 @@ def memory(d):
     if body:
         out.append("RSS sampled every 100 ms from /proc/<pid>/status; latencies and statuses from wrk; loads "
                    "and evictions from the server's /metrics; the cap from `modelkeeper_memory_cap_bytes` "
-                   "(else the registry's `max_bytes`).\n\n" + table(
+                   "(the file-size budget's run: the registry's `max_bytes`).\n\n" + table(
                        ["run", "models", "clients", "s", "max RSS MiB", "cap MiB", "max RSS / cap",
                         "samples above cap", "requests", "req/s", "p50 ms", "p99 ms", "statuses", "loads",
                         "evictions", "OOM or died"], body))
