@@ -84,7 +84,7 @@ done
 if $pa; then
   # perf_analyzer's own statistics: a cell is measured in windows of --seconds until three agree
   # within 10% (its default), at most 10 windows; its CSV has its percentiles in microseconds
-  echo -n form, >"$out/perf_analyzer.csv"
+  rm -f "$out/perf_analyzer.csv"
   for form in "http json" "http binary" "grpc binary"; do
     read -r transport tensors <<<"$form"
     target=127.0.0.1:$([ "$transport" = http ] && echo "$PORT_s" || echo "$GRPC_s")
@@ -93,7 +93,7 @@ if $pa; then
         --output-tensor-format "$tensors" --concurrency-range "$c:$c" --max-trials 10 \
         --measurement-interval "$((seconds * 1000))" -f "$work/pa.csv" >"$work/pa.log" 2>&1 ||
         { tail -20 "$work/pa.log" >&2; die "perf_analyzer failed ($form, $c clients)"; }
-      [ -s "$out/perf_analyzer.csv" ] && [ "$(wc -l <"$out/perf_analyzer.csv")" -gt 0 ] || head -1 "$work/pa.csv" >>"$out/perf_analyzer.csv"
+      [ -f "$out/perf_analyzer.csv" ] || { printf 'form,'; head -1 "$work/pa.csv"; } >"$out/perf_analyzer.csv"
       tail -n +2 "$work/pa.csv" | sed "s/^/$transport $tensors,/" | tee -a "$out/perf_analyzer.csv" >&2
     done
   done

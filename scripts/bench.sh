@@ -14,8 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bench/lib.sh
-part=${1:-all}
-[[ $# -gt 0 && $1 != --* ]] && shift
+part=all
+if [[ $# -gt 0 && $1 != --* ]]; then
+  part=$1
+  shift
+fi
 out=bench-results/bench
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -23,6 +26,10 @@ while [ $# -gt 0 ]; do
     *) die "unknown argument '$1'; usage: $0 [all|quick|hotpath|stampede|parallel|churn|diagnose] [--out DIR]" ;;
   esac
 done
+case "$part" in
+  all | quick | hotpath | stampede | parallel | churn | diagnose) ;;
+  *) die "unknown part '$part'; one of all, quick, hotpath, stampede, parallel, churn, diagnose" ;;
+esac
 ./mvnw -B -q -pl modelkeeper-benchmarks -am package -DskipTests
 jar=modelkeeper-benchmarks/target/benchmarks.jar
 mkdir -p "$out"

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -47,9 +48,9 @@ class Server:
     def __init__(self, jar, repository, flags, logs, heap, name):
         os.makedirs(logs, exist_ok=True)
         self.out = os.path.join(logs, name + ".out")
-        port = subprocess.run([sys.executable, "-c", "import socket; s=socket.socket(); "
-                               "s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"],
-                              capture_output=True, text=True).stdout.strip()
+        with socket.socket() as s:  # a free port, for the server to take
+            s.bind(("127.0.0.1", 0))
+            port = str(s.getsockname()[1])
         self.command = ["java", f"-Xmx{heap}", "-jar", jar, "serve", "--host", "127.0.0.1",
                         "--port", port, "--grpc-port", "-1", "--repository", repository,
                         "--cache-dir", os.path.join(logs, "cache")] + flags
