@@ -16,6 +16,11 @@ import java.util.concurrent.atomic.LongAdder;
  * Closed-loop clients: each of {@code clients} threads sends one inference request through the
  * proxy, waits for the answer, and sends the next, until stopped or until {@code maxRequests} have
  * been sent in all. A request fails when it gets anything but 200 or no answer at all. Thread-safe.
+ *
+ * <p>Why clients of our own here: ScaleOutIT asserts on every request (no request fails while a
+ * replica is SIGKILLed; how a hot model's requests spread; the first failures, described), which a
+ * load tool's aggregate counts do not give. It measures no published figure: the scale-out
+ * benchmark uses wrk ({@code scripts/bench-scaleout.sh}).
  */
 public final class ClosedLoop implements AutoCloseable {
 
@@ -48,7 +53,7 @@ public final class ClosedLoop implements AutoCloseable {
   private final String url;
   private final Workload workload;
   private final long maxRequests;
-  private final Http http = new Http();
+  private final Http http = new Http(); // see the class comment for why clients of our own
   private final List<Thread> threads = new ArrayList<>();
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final AtomicLong sent = new AtomicLong();

@@ -27,7 +27,7 @@ public final class HaProxy implements AutoCloseable {
   private final int port;
   private final int statsPort;
   private final Path log;
-  private final Http http = new Http();
+  private final Http http = new Http(); // control calls; see Http for why a client of our own
 
   private HaProxy(Process process, int port, int statsPort, Path log) {
     this.process = process;

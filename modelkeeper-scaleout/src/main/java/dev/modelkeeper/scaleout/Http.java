@@ -10,7 +10,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-/** A small HTTP/1.1 client with a timeout on every call. Thread-safe. */
+/**
+ * A small HTTP/1.1 client with a timeout on every call. Thread-safe.
+ *
+ * <p>Why a client of our own here: the scale-out tests (ScaleOutIT, ReplicaIT) assert on single
+ * answers (one request's status and JSON body: a replica's registry, HAProxy's view of a server)
+ * and on every request of a run; it is test plumbing, not a load generator. No figure is measured
+ * with it: the scale-out benchmark loads the proxy with wrk ({@code scripts/bench-scaleout.sh}).
+ */
 public final class Http {
 
   /** The longest any request may take. */

@@ -14,6 +14,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * Listening ports on 127.0.0.1 for processes that must keep their port across restarts. A port is
  * drawn outside the kernel's ephemeral range, so no outgoing connection and no other {@code
  * bind(0)} can take it while its process is down, and never twice in one JVM. Thread-safe.
+ *
+ * <p>Why it binds sockets: HAProxy's configuration names the replicas' ports before they start, and
+ * a restarted replica must come back on its port (ReplicaIT), so a port is chosen up front and
+ * checked free by binding it once. Test plumbing; it measures nothing.
  */
 public final class Ports {
 

@@ -27,7 +27,7 @@ public final class Replica implements AutoCloseable {
   private final int port;
   private final List<String> command;
   private final Path log;
-  private final Http http = new Http();
+  private final Http http = new Http(); // control calls; see Http for why a client of our own
   private volatile Process process;
   private volatile long logStart; // where this start's output begins in the appended log
 

@@ -18,6 +18,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A static file server on loopback over a repository folder: a remote model repository for the
  * replicas, counting the GET requests of each path. Thread-safe.
+ *
+ * <p>Why a server of our own here: ScaleOutIT asserts how many times each file was downloaded
+ * (three replicas sharing one cache fetch a model once), which a static file server such as {@code
+ * python3 -m http.server} does not count. Test plumbing; it measures no published figure.
  */
 public final class RepositoryServer implements AutoCloseable {
 
