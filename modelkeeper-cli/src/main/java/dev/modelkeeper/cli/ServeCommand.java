@@ -14,6 +14,7 @@ import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.memory.MemoryGuard;
 import dev.modelkeeper.server.observability.Tracing;
 import dev.modelkeeper.server.request.RequestTracer;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -99,9 +100,9 @@ final class ServeCommand implements Callable<Integer> {
   Logging.Format logFormat;
 
   /** The tracing SDK, when the OTEL_* variables ask for tracing; closed after the server. */
-  private io.opentelemetry.sdk.OpenTelemetrySdk tracing;
+  private OpenTelemetrySdk tracing;
 
-  private io.opentelemetry.sdk.OpenTelemetrySdk tracing() {
+  private OpenTelemetrySdk tracing() {
     if (tracing == null && TracingSetup.wanted(env)) {
       tracing = TracingSetup.start(env);
     }

@@ -8,6 +8,7 @@ import dev.modelkeeper.cli.readme.ReadmeExamples;
 import dev.modelkeeper.cli.readme.ReadmeExamples.Block;
 import dev.modelkeeper.cli.readme.ReadmeExamples.Example;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
@@ -115,7 +116,7 @@ class ReadmeExamplesIT {
                     ready.countDown();
                   }
                 }
-              } catch (java.io.IOException ignored) {
+              } catch (IOException ignored) {
                 // the process ended
               }
             },

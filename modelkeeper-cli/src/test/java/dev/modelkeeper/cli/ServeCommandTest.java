@@ -2,6 +2,7 @@ package dev.modelkeeper.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.support.Http;
@@ -9,6 +10,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +41,7 @@ class ServeCommandTest {
 
   /** {@code serve} on 127.0.0.1, port 0 (unless {@code more} names them) and a test cache. */
   private static String[] serve(String... more) {
-    List<String> all = new java.util.ArrayList<>(List.of("serve", "--cache-dir", cache.toString()));
+    List<String> all = new ArrayList<>(List.of("serve", "--cache-dir", cache.toString()));
     if (!List.of(more).contains("--host")) {
       all.addAll(List.of("--host", "127.0.0.1"));
     }
@@ -118,7 +120,7 @@ class ServeCommandTest {
 
   @Test
   void serve_withRepositoryFolder_servesIt() throws Exception {
-    Path demo = dev.modelkeeper.onnx.demo.DemoRepository.materialize(cache.resolve("other"));
+    Path demo = DemoRepository.materialize(cache.resolve("other"));
     try (ModelKeeperServer server = start(serve("--repository", demo.toString()))) {
       assertThat(out.toString()).contains("repository:  " + demo.toRealPath());
       assertThat(server.repositoryModels()).hasSize(6);

@@ -3,6 +3,7 @@ package dev.modelkeeper.core;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Immutable settings of a {@link BaseModelManager}; build with {@link #builder()}. Every wait the
@@ -19,7 +20,7 @@ public final class ManagerOptions {
   private final Duration maxFailureBackoff;
   private final Duration leakThreshold;
   private final Ticker ticker;
-  private final Executor executor;
+  private final @Nullable Executor executor;
 
   private ManagerOptions(Builder b) {
     this.lifecycleTimeout = b.lifecycleTimeout;
@@ -69,7 +70,7 @@ public final class ManagerOptions {
   }
 
   /** Runs {@code acquireAsync} work that cannot complete at once; null means a default pool. */
-  public Executor executor() {
+  public @Nullable Executor executor() {
     return executor;
   }
 
@@ -81,7 +82,7 @@ public final class ManagerOptions {
     private Duration maxFailureBackoff = failureBackoff.multipliedBy(BACKOFF_GROWTH);
     private Duration leakThreshold = Duration.ZERO;
     private Ticker ticker = Ticker.system();
-    private Executor executor;
+    private @Nullable Executor executor;
 
     private Builder() {}
 

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -179,7 +180,7 @@ class S3RepositoryTest {
 
   @Test
   void awsEndpointUrl_pointsPlainBucketLocationsAtTheStore() throws Exception {
-    Map<String, String> env = new java.util.HashMap<>(credentials(S3Store.SECRET));
+    Map<String, String> env = new HashMap<>(credentials(S3Store.SECRET));
     env.put("AWS_ENDPOINT_URL", "http://localhost:" + store.port());
     env.put("AWS_REGION", "eu-west-1");
     try (ServerProcess s =

@@ -6,13 +6,16 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -162,8 +165,7 @@ final class ServerProcess implements AutoCloseable {
    * Waits until the server has printed a line that {@code wanted} accepts, at most {@code timeout};
    * woken by each line it prints. Returns the line, or null when none came in time.
    */
-  String awaitLine(java.util.function.Predicate<String> wanted, Duration timeout)
-      throws InterruptedException {
+  String awaitLine(Predicate<String> wanted, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     synchronized (log) {
       for (int seen = 0; ; ) {
@@ -206,8 +208,8 @@ final class ServerProcess implements AutoCloseable {
     PythonEnv venv = PythonEnv.forRequirements(tests.resolve("requirements.txt"));
     Path report =
         Path.of(System.getProperty("interop.build.dir"), test.replace(".py", "") + "-pytest.xml");
-    java.nio.file.Files.createDirectories(report.getParent());
-    Map<String, String> all = new java.util.HashMap<>(env);
+    Files.createDirectories(report.getParent());
+    Map<String, String> all = new HashMap<>(env);
     all.put("MK_HTTP", httpAddress());
     all.put("MK_GRPC", grpcAddress());
     all.put("PYTHONDONTWRITEBYTECODE", "1");

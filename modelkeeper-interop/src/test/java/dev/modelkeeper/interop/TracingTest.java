@@ -9,6 +9,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -193,7 +194,7 @@ class TracingTest {
   @Test
   void collectorUnreachable_oneWarningLineNamingIt_noStackTrace() throws Exception {
     int closed;
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+    try (ServerSocket s = new ServerSocket(0)) {
       closed = s.getLocalPort(); // nothing listens there once it is closed
     }
     String endpoint = "http://127.0.0.1:" + closed;

@@ -2,6 +2,7 @@ package dev.modelkeeper.onnx;
 
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.onnx.memory.WorkingMemory;
+import java.util.Objects;
 
 /**
  * How {@link OnnxModel} configures its ONNX Runtime session. Immutable and thread-safe.
@@ -39,8 +40,8 @@ public record OnnxModelOptions(
       throw new IllegalArgumentException(
           "interOpThreads must be at least 1, was " + interOpThreads);
     }
-    java.util.Objects.requireNonNull(memoryCosts, "memoryCosts");
-    java.util.Objects.requireNonNull(workingMemory, "workingMemory");
+    Objects.requireNonNull(memoryCosts, "memoryCosts");
+    Objects.requireNonNull(workingMemory, "workingMemory");
   }
 
   /** Options whose measured costs are kept in memory only. */

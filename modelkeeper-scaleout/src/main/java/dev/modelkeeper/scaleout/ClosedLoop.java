@@ -3,10 +3,12 @@ package dev.modelkeeper.scaleout;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -112,7 +114,7 @@ public final class ClosedLoop implements AutoCloseable {
         done.increment();
       }
     } finally {
-      latencies.add(java.util.Arrays.copyOf(mine, n));
+      latencies.add(Arrays.copyOf(mine, n));
     }
   }
 
@@ -146,8 +148,8 @@ public final class ClosedLoop implements AutoCloseable {
         throw new IllegalStateException(t.getName() + " still running after " + timeout);
       }
     }
-    long[] all = latencies.stream().flatMapToLong(java.util.Arrays::stream).sorted().toArray();
-    Map<String, Long> counts = new java.util.TreeMap<>();
+    long[] all = latencies.stream().flatMapToLong(Arrays::stream).sorted().toArray();
+    Map<String, Long> counts = new TreeMap<>();
     perModel.forEach((m, c) -> counts.put(m, c.sum()));
     return new Result(done.sum(), failures.sum(), List.copyOf(failureSamples), counts, all);
   }

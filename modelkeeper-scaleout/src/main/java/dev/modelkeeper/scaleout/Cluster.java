@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -151,8 +152,7 @@ public final class Cluster implements AutoCloseable {
         routing == Routing.MODEL_AFFINE
             ? shipped
             : Files.writeString(
-                work.resolve(
-                    "haproxy-" + routing.name().toLowerCase(java.util.Locale.ROOT) + ".cfg"),
+                work.resolve("haproxy-" + routing.name().toLowerCase(Locale.ROOT) + ".cfg"),
                 routing.config(Files.readString(shipped)));
     return HaProxy.start(
         config,

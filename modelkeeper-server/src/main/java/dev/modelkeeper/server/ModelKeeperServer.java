@@ -18,6 +18,7 @@ import dev.modelkeeper.server.admission.DirectBuffers;
 import dev.modelkeeper.server.admission.InflightBytes;
 import dev.modelkeeper.server.auth.BearerAuth;
 import dev.modelkeeper.server.config.InvalidConfigException;
+import dev.modelkeeper.server.config.Scheduling;
 import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.docs.DocsRoutes;
 import dev.modelkeeper.server.engine.Engine;
@@ -64,17 +65,23 @@ import io.javalin.config.JavalinState;
 import io.javalin.http.HttpResponseException;
 import io.javalin.router.EndpointNotFound;
 import io.javalin.router.ParsedEndpoint;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -95,14 +102,14 @@ import org.eclipse.jetty.server.handler.GracefulHandler;
  *
  * <p>Threads: HTTP requests arrive on Jetty's threads; management requests and anything that may
  * wait for a load or an unload run on the server's worker pool ({@link
- * ServerConfig#workerThreads()}), bounded by the request timeout; inference is queued on its
- * model's own executor ({@link ModelExecutors}: a bounded queue, a concurrency limit and dynamic
- * batching per model), except that a request that can run at once and alone on a resident model
- * runs on the thread that decoded it (no hand-off). A REST inference is decoded on the Jetty thread
- * that received it when that thread may run its model (at most half the workers' count at once),
- * else on a worker. A gRPC inference is decoded on the transport's event loop and queued on its
- * model's executor, or run there when the model's runs are quick ({@link GrpcEndpoint}); other gRPC
- * calls run on a worker.
+ * Scheduling#workerThreads()}), bounded by the request timeout; inference is queued on its model's
+ * own executor ({@link ModelExecutors}: a bounded queue, a concurrency limit and dynamic batching
+ * per model), except that a request that can run at once and alone on a resident model runs on the
+ * thread that decoded it (no hand-off). A REST inference is decoded on the Jetty thread that
+ * received it when that thread may run its model (at most half the workers' count at once), else on
+ * a worker. A gRPC inference is decoded on the transport's event loop and queued on its model's
+ * executor, or run there when the model's runs are quick ({@link GrpcEndpoint}); other gRPC calls
+ * run on a worker.
  */
 public final class ModelKeeperServer implements AutoCloseable {
 
@@ -151,8 +158,7 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private final GrpcArrivals grpcArrivals;
   private final GracefulHandler graceful = new GracefulHandler();
-  private final java.util.concurrent.atomic.AtomicReference<ServerConnector> connector =
-      new java.util.concurrent.atomic.AtomicReference<>();
+  private final AtomicReference<ServerConnector> connector = new AtomicReference<>();
 
   private ModelKeeperServer(ServerConfig config) {
     this.config = config;
@@ -366,7 +372,7 @@ public final class ModelKeeperServer implements AutoCloseable {
             new HttpResult(
                     200,
                     "text/plain; version=0.0.4; charset=utf-8",
-                    metrics.scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    metrics.scrape().getBytes(StandardCharsets.UTF_8),
                     Map.of())
                 .writeTo(ctx));
   }
@@ -380,8 +386,8 @@ public final class ModelKeeperServer implements AutoCloseable {
    */
   public static ModelKeeperServer start(ServerConfig config) {
     try {
-      java.net.InetAddress.getByName(config.network().host());
-    } catch (java.net.UnknownHostException e) {
+      InetAddress.getByName(config.network().host());
+    } catch (UnknownHostException e) {
       throw new InvalidConfigException("host", "unknown host '" + config.network().host() + "'");
     }
     ModelKeeperServer server = new ModelKeeperServer(config);
@@ -420,7 +426,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                 server.auth,
                 server.offHeap);
         server.grpcArrivals.sweepOn(server.timer);
-      } catch (java.io.IOException | RuntimeException e) {
+      } catch (IOException | RuntimeException e) {
         server.close();
         throw new InvalidConfigException(
             "grpc-port",
@@ -533,7 +539,6 @@ public final class ModelKeeperServer implements AutoCloseable {
     return "http://" + host + ":" + port();
   }
 
-  /** The settings this server runs with. */
   /** The process memory cap, how it is split, and the latest RSS reading. */
   public MemoryGuard memory() {
     return memory;
@@ -549,6 +554,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     return memoryCosts;
   }
 
+  /** The settings this server runs with. */
   public ServerConfig config() {
     return config;
   }
@@ -614,7 +620,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     }
     try {
       graceful.shutdown().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-    } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+    } catch (TimeoutException | ExecutionException e) {
       LOG.log(
           Level.WARNING,
           "some requests were still in flight after {0}",

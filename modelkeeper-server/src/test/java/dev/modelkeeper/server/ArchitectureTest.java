@@ -63,8 +63,10 @@ class ArchitectureTest {
         .resideInAPackage(CORE)
         .should()
         .onlyDependOnClassesThat()
-        // @GuardedBy and friends: annotations for the compiler's checks, not needed at run time
-        .resideInAnyPackage(CORE, "java..", "com.google.errorprone.annotations..")
+        // @GuardedBy, @Nullable and friends: annotations for the compiler's checks, not needed at
+        // run time
+        .resideInAnyPackage(
+            CORE, "java..", "com.google.errorprone.annotations..", "org.jspecify.annotations..")
         .check(classes);
   }
 

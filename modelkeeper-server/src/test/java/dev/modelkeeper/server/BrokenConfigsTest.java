@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -134,9 +135,7 @@ class BrokenConfigsTest {
 
       for (String model : files.keySet()) {
         // one WARN per mistake: where the configuration was read, or where the load failed
-        assertThat(
-                java.util.stream.Stream.concat(
-                    manager.entries().stream(), repository.entries().stream()))
+        assertThat(Stream.concat(manager.entries().stream(), repository.entries().stream()))
             .as(model)
             .filteredOn(e -> e.level().intValue() >= Level.WARNING.intValue())
             .filteredOn(e -> e.message().contains("'" + model))

@@ -2,15 +2,20 @@ package dev.modelkeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.server.support.FakeModels;
 import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublishers;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /** Each error mapping as a client sees it over loopback, produced by the real cause. */
@@ -57,7 +62,7 @@ class ErrorResponsesTest {
   @Test
   void infer_rightAfterFailedLoad_answers503WithBackoffRetryAfter() {
     FakeModels models = FakeModels.of("alpha/1");
-    models.failLoad("alpha/1", new dev.modelkeeper.core.ModelLoadException("corrupt weights"));
+    models.failLoad("alpha/1", new ModelLoadException("corrupt weights"));
     try (ModelKeeperServer server =
         TestServer.fake(
             models, b -> b.timeouts(t -> t.withLoadFailureBackoff(Duration.ofSeconds(30))))) {
@@ -80,10 +85,9 @@ class ErrorResponsesTest {
       Http http = Http.to(server.port());
       Response r =
           http.send(
-              java.net.http.HttpRequest.newBuilder(
-                      java.net.URI.create(http.base() + "/v2/models/alpha/infer"))
+              HttpRequest.newBuilder(URI.create(http.base() + "/v2/models/alpha/infer"))
                   .header("X-Request-Id", "trace-77")
-                  .POST(java.net.http.HttpRequest.BodyPublishers.ofString(X)));
+                  .POST(BodyPublishers.ofString(X)));
       assertThat(r.status()).isEqualTo(500);
       assertThat(r.error()).contains("trace-77").doesNotContain("secret internals");
       models.failInfer("alpha/1", null);
@@ -129,7 +133,7 @@ class ErrorResponsesTest {
       gate.awaitEntered();
       assertThat(server.manager().stats().activeLeases()).isEqualTo(1);
       gate.open();
-      org.awaitility.Awaitility.await()
+      Awaitility.await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> server.manager().stats().activeLeases() == 0);
       assertThat(http.post("/v2/models/alpha/infer", X).status()).isEqualTo(200);

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -264,8 +265,7 @@ class FrontDoorTest {
     await().atMost(Duration.ofSeconds(1)).until(() -> !server.isReady());
     // a request already inside the server that needs a load (as if queued before the stop)
     Throwable refused =
-        org.assertj.core.api.Assertions.catchThrowable(
-            () -> server.manager().acquire("beta/1", null).close());
+        Assertions.catchThrowable(() -> server.manager().acquire("beta/1", null).close());
     assertThat(refused)
         .isInstanceOf(UnavailableException.class)
         .hasMessageContaining("shutting down");

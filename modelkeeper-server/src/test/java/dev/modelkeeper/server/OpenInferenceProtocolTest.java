@@ -8,6 +8,7 @@ import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
 import java.util.ArrayList;
 import java.util.List;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -162,7 +163,7 @@ class OpenInferenceProtocolTest {
     for (int i = 0; i < 3; i++) {
       rowSum += probabilities.get("data").get(i).asDouble();
     }
-    assertThat(rowSum).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-4));
+    assertThat(rowSum).isCloseTo(1.0, Offset.offset(1e-4));
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.modelkeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.server.support.FakeModels;
 import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.Http.Response;
@@ -28,8 +29,7 @@ class StatusPageTest {
   @Test
   void page_listsModels_theirActivity_andRecentEvents() throws Exception {
     FakeModels models = FakeModels.of("alpha/1", "beta/1", "gamma/1");
-    models.failLoad(
-        "beta/1", new dev.modelkeeper.core.ModelLoadException("no <b>weights</b> & no luck"));
+    models.failLoad("beta/1", new ModelLoadException("no <b>weights</b> & no luck"));
     try (ModelKeeperServer server =
         TestServer.fake(
             models,

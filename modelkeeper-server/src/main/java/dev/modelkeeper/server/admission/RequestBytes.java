@@ -2,6 +2,7 @@ package dev.modelkeeper.server.admission;
 
 import dev.modelkeeper.server.errors.PayloadTooLargeException;
 import dev.modelkeeper.server.errors.UnavailableException;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
@@ -55,8 +56,7 @@ public final class RequestBytes {
       reserveAsync(n).get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new UnavailableException(
-          "interrupted while waiting for memory", java.time.Duration.ofSeconds(1));
+      throw new UnavailableException("interrupted while waiting for memory", Duration.ofSeconds(1));
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof RuntimeException) {
@@ -135,8 +135,7 @@ public final class RequestBytes {
   public void checkNotAbandoned() {
     if (abandoned) {
       throw new UnavailableException(
-          "the request was abandoned: its client was answered or went away",
-          java.time.Duration.ofSeconds(1));
+          "the request was abandoned: its client was answered or went away", Duration.ofSeconds(1));
     }
   }
 

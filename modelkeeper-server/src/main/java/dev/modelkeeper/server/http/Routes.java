@@ -7,6 +7,7 @@ import dev.modelkeeper.server.request.RequestTracer;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
+import io.javalin.router.Endpoint;
 import java.util.Map;
 
 /**
@@ -41,7 +42,7 @@ public final class Routes {
     this.routes = routes;
     routes.beforeMatched(
         ctx -> {
-          io.javalin.router.Endpoint matched = ctx.endpoints().matchedHttpEndpoint();
+          Endpoint matched = ctx.endpoints().matchedHttpEndpoint();
           if (matched != null) {
             ctx.attribute(ATTRIBUTE, matched.path);
             if (tracing.on()) {

@@ -1,6 +1,7 @@
 package dev.modelkeeper.server.observability;
 
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -15,7 +16,7 @@ public final class RateLimitedLog {
   private final AtomicLong nextAllowed = new AtomicLong(Long.MIN_VALUE);
   private final AtomicLong suppressed = new AtomicLong();
 
-  public RateLimitedLog(System.Logger log, java.time.Duration interval) {
+  public RateLimitedLog(System.Logger log, Duration interval) {
     this.log = log;
     this.intervalNanos = interval.toNanos();
   }

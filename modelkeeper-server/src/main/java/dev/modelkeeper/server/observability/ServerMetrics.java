@@ -346,7 +346,7 @@ public final class ServerMetrics implements LifecycleListener, ExecutionListener
   }
 
   private static final class IntSupplierGauge {
-    static double read(java.util.function.IntSupplier s) {
+    static double read(IntSupplier s) {
       return s.getAsInt();
     }
   }

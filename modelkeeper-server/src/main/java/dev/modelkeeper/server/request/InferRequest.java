@@ -75,13 +75,4 @@ public record InferRequest(
   public boolean binaryOutput(String name) {
     return binaryOutputs.getOrDefault(name, binaryByDefault);
   }
-
-  /** Bytes of tensor data the inputs hold (BYTES elements at their UTF-8 length). */
-  long inputBytes() {
-    long n = 0;
-    for (Tensor t : inputs.values()) {
-      n += t.datatype().binarySize(t.data());
-    }
-    return n;
-  }
 }

@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.Set;
 import org.eclipse.jetty.util.StringUtil;
@@ -193,7 +194,7 @@ final class StatusPage {
       String version,
       String state,
       long charged,
-      java.util.Optional<MemoryCost> measured,
+      Optional<MemoryCost> measured,
       Engine.Resident resident,
       String key) {
     StatusBoard.ModelActivity a = board.models().get(key);

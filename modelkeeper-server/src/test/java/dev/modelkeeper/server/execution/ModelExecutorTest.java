@@ -19,12 +19,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -51,10 +55,9 @@ class ModelExecutorTest {
   private final List<Integer> batchRows = new ArrayList<>();
 
   /** Whether the fake access can lease at once (the model is resident); off: every run queues. */
-  private final java.util.concurrent.atomic.AtomicBoolean resident =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean resident = new AtomicBoolean();
 
-  private final List<Thread> ranOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final List<Thread> ranOn = new CopyOnWriteArrayList<>();
   private ExecutorService pool;
 
   @AfterEach
@@ -69,14 +72,13 @@ class ModelExecutorTest {
   }
 
   private ModelExecutor executor(
-      RowModel model, int maxConcurrency, int maxQueueSize, java.util.concurrent.Executor runs) {
+      RowModel model, int maxConcurrency, int maxQueueSize, Executor runs) {
     ExecutionSettings defaults =
         new ExecutionSettings(1, 0, Set.of(), maxConcurrency, maxQueueSize);
     ModelExecutor.ModelAccess access =
         new ModelExecutor.ModelAccess() {
           @Override
-          public void withModel(
-              ModelTarget target, java.util.function.Consumer<InferenceModel> work) {
+          public void withModel(ModelTarget target, Consumer<InferenceModel> work) {
             leasesTaken.incrementAndGet();
             openLeases.incrementAndGet();
             ranOn.add(Thread.currentThread());
@@ -88,8 +90,7 @@ class ModelExecutorTest {
           }
 
           @Override
-          public boolean withModelIfResident(
-              ModelTarget target, java.util.function.Consumer<InferenceModel> work) {
+          public boolean withModelIfResident(ModelTarget target, Consumer<InferenceModel> work) {
             if (!resident.get()) {
               return false;
             }
@@ -498,9 +499,8 @@ class ModelExecutorTest {
 
   @Test
   void run_moreQueuedWhenItEnds_theModelThreadRunsThemItselfAfterAnsweringEach() throws Exception {
-    List<Integer> answeredBeforeRun = new java.util.concurrent.CopyOnWriteArrayList<>();
-    List<CompletableFuture<Map<String, Tensor>>> fs =
-        new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Integer> answeredBeforeRun = new CopyOnWriteArrayList<>();
+    List<CompletableFuture<Map<String, Tensor>>> fs = new CopyOnWriteArrayList<>();
     RowModel model =
         model(1, 0)
             .duringRun(

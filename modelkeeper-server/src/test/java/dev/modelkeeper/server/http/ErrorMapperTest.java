@@ -9,6 +9,7 @@ import dev.modelkeeper.core.LoadBackoffException;
 import dev.modelkeeper.core.LockTimeoutException;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
+import dev.modelkeeper.core.ModelTooLargeException;
 import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.InvalidModelIdException;
@@ -73,7 +74,7 @@ class ErrorMapperTest {
 
   @Test
   void toResult_modelLargerThanTheWholeBudget_is507WithoutRetryAfter() {
-    HttpResult r = map(new dev.modelkeeper.core.ModelTooLargeException("too big for the budget"));
+    HttpResult r = map(new ModelTooLargeException("too big for the budget"));
     assertThat(r.status()).isEqualTo(507);
     assertThat(r.headers()).doesNotContainKey("Retry-After");
   }

@@ -6,6 +6,7 @@ import dev.modelkeeper.core.RemovalCause;
 import dev.modelkeeper.server.errors.PathRedaction;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -30,7 +31,7 @@ class StatusBoardTest {
     }
 
     @Override
-    public Clock withZone(java.time.ZoneId zone) {
+    public Clock withZone(ZoneId zone) {
       return this;
     }
 

@@ -3,6 +3,7 @@ package dev.modelkeeper.server.support;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.config.ServerConfig;
+import java.time.Duration;
 import java.util.function.UnaryOperator;
 
 /** Starts real servers on a free loopback port for tests. Stateless and thread-safe. */
@@ -14,7 +15,7 @@ public final class TestServer {
   public static ServerConfig config(ModelRepository repository) {
     return ServerConfig.of(repository)
         .network(n -> n.withHost("127.0.0.1").withPort(0).withGrpcPort(ServerConfig.GRPC_OFF))
-        .timeouts(t -> t.withShutdown(java.time.Duration.ofSeconds(10)));
+        .timeouts(t -> t.withShutdown(Duration.ofSeconds(10)));
   }
 
   public static ModelKeeperServer start(ServerConfig config) {
