@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.config.ServerConfig;
-import dev.modelkeeper.server.support.Http;
+import dev.modelkeeper.testkit.Http;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;

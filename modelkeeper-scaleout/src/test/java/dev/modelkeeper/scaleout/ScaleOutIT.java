@@ -2,6 +2,7 @@ package dev.modelkeeper.scaleout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.testkit.Http;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -95,7 +96,7 @@ class ScaleOutIT {
     CyclicBarrier together = new CyclicBarrier(replicas.size());
     ExecutorService pool = Executors.newFixedThreadPool(replicas.size());
     try {
-      List<Future<Http.Answer>> adds = new ArrayList<>();
+      List<Future<Http.Response>> adds = new ArrayList<>();
       for (Replica r : replicas) {
         adds.add(
             pool.submit(
@@ -104,7 +105,7 @@ class ScaleOutIT {
                   return http.post(r.url() + "/model/add", "{\"model_id\": \"m01\"}");
                 }));
       }
-      for (Future<Http.Answer> a : adds) {
+      for (Future<Http.Response> a : adds) {
         assertThat(a.get(60, TimeUnit.SECONDS).status()).isEqualTo(200);
       }
     } finally {
@@ -129,7 +130,7 @@ class ScaleOutIT {
       List<String> models = new ArrayList<>(cluster.models());
       Collections.shuffle(models, order);
       for (String m : models) {
-        Http.Answer a =
+        Http.Response a =
             http.post(proxy() + "/v2/models/" + m + "/infer", GeneratedRepository.inferBody(m));
         assertThat(a.status()).as("%s: %s", m, a.body()).isEqualTo(200);
       }

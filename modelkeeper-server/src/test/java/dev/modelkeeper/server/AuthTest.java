@@ -2,10 +2,10 @@ package dev.modelkeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import org.junit.jupiter.api.Test;
 
 /** Bearer-token auth on management endpoints: off by default, on with a token. */

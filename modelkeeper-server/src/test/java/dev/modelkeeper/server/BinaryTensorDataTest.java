@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;

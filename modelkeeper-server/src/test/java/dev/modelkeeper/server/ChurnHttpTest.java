@@ -3,9 +3,9 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.core.ManagerStats;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

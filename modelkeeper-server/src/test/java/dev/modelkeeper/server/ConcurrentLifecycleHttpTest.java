@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelkeeper.core.ManagerStats;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

@@ -5,11 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.server.errors.UnavailableException;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.RawHttp;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;

@@ -3,10 +3,10 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.RawHttp;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.PrintStream;

@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.server.config.InvalidConfigException;
-import dev.modelkeeper.server.support.FakeModel;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModel;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;

@@ -3,9 +3,9 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.util.ArrayList;
 import java.util.List;
 import org.assertj.core.data.Offset;

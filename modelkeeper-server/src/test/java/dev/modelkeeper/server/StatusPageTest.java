@@ -3,10 +3,10 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.core.ModelLoadException;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;

@@ -11,7 +11,7 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.onnx.TensorSpec;
 import dev.modelkeeper.server.request.ModelTarget;
-import dev.modelkeeper.server.support.DemoRepo;
+import dev.modelkeeper.testkit.DemoRepo;
 import java.lang.reflect.Array;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -12,7 +12,7 @@ import dev.modelkeeper.onnx.ModelConfig;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.server.errors.UnavailableException;
 import dev.modelkeeper.server.request.ModelTarget;
-import dev.modelkeeper.server.support.RowModel;
+import dev.modelkeeper.testkit.RowModel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;

@@ -16,7 +16,7 @@ import dev.modelkeeper.onnx.ModelConfig;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.server.errors.UnavailableException;
 import dev.modelkeeper.server.request.ModelTarget;
-import dev.modelkeeper.server.support.RowModel;
+import dev.modelkeeper.testkit.RowModel;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -3,6 +3,8 @@ package dev.modelkeeper.server.support;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.config.ServerConfig;
+import dev.modelkeeper.testkit.DemoRepo;
+import dev.modelkeeper.testkit.FakeModels;
 import java.time.Duration;
 import java.util.function.UnaryOperator;
 

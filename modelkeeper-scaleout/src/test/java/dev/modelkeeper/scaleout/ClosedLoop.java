@@ -1,6 +1,7 @@
 package dev.modelkeeper.scaleout;
 
-import java.io.IOException;
+import dev.modelkeeper.testkit.Http;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -89,17 +90,16 @@ public final class ClosedLoop implements AutoCloseable {
         long start = System.nanoTime();
         String problem = null;
         try {
-          Http.Answer a =
+          Http.Response a =
               http.post(
                   url + "/v2/models/" + model + "/infer", GeneratedRepository.inferBody(model));
           if (a.status() != 200) {
             problem = model + ": HTTP " + a.status() + " " + a.body();
           }
-        } catch (IOException e) {
-          problem = model + ": " + e;
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
+        } catch (UncheckedIOException e) {
+          problem = model + ": " + e.getCause();
+        } catch (IllegalStateException interrupted) {
+          return; // the client's send was interrupted: the run is stopping
         }
         if (n < mine.length) {
           mine[n++] = System.nanoTime() - start;

@@ -1,4 +1,4 @@
-package dev.modelkeeper.server.support;
+package dev.modelkeeper.testkit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,7 +13,10 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-/** A loopback HTTP client for tests, with JSON bodies parsed on demand. Thread-safe. */
+/**
+ * The HTTP test client: HTTP/1.1 over loopback, a timeout on every call, JSON bodies parsed on
+ * demand. Paths are relative to its base URL, or whole URLs for {@link #Http()}. Thread-safe.
+ */
 public final class Http {
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -32,6 +35,11 @@ public final class Http {
             .build();
   }
 
+  /** A client whose paths are whole URLs. */
+  public Http() {
+    this("");
+  }
+
   public static Http to(int port) {
     return new Http("http://127.0.0.1:" + port);
   }
@@ -48,6 +56,15 @@ public final class Http {
 
   public Response get(String path) {
     return send(request(path).GET());
+  }
+
+  /** GET {@code path}, or null when nothing answers there; never throws for I/O. */
+  public Response tryGet(String path) {
+    try {
+      return get(path);
+    } catch (UncheckedIOException e) {
+      return null;
+    }
   }
 
   public Response post(String path, String json) {

@@ -1,5 +1,6 @@
 package dev.modelkeeper.scaleout;
 
+import dev.modelkeeper.testkit.Http;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -157,7 +158,7 @@ public final class HaProxy implements AutoCloseable {
   /** One server's row of the stats page: column name to value (status, wretr, wredis, ...). */
   public Map<String, String> server(String backend, String server)
       throws IOException, InterruptedException {
-    Http.Answer a = http.get(statsUrl());
+    Http.Response a = http.get(statsUrl());
     String[] lines = a.body().split("\n");
     String[] header = lines[0].replaceFirst("^# ", "").split(",", -1);
     for (int i = 1; i < lines.length; i++) {

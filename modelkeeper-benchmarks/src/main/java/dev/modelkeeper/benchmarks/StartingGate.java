@@ -13,14 +13,14 @@ import java.util.function.IntConsumer;
  * starts when the gate opens, after every thread is parked at it. Not thread-safe: one caller runs
  * one gate at a time.
  */
-final class Gate {
+final class StartingGate {
 
   /**
    * The outcome of one release: wall time, and the first failure (if any) with the failure count.
    */
   record Outcome(long wallNanos, long failures, Throwable firstFailure) {}
 
-  private Gate() {}
+  private StartingGate() {}
 
   /**
    * Runs {@code task.accept(i)} on thread {@code i} for {@code i < threads}, all released at once.

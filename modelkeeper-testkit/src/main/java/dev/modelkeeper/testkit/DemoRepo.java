@@ -1,4 +1,4 @@
-package dev.modelkeeper.server.support;
+package dev.modelkeeper.testkit;
 
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.demo.DemoRepository;

@@ -1,4 +1,4 @@
-package dev.modelkeeper.server.support;
+package dev.modelkeeper.testkit;
 
 import dev.modelkeeper.core.ModelNotLoadedException;
 import dev.modelkeeper.core.testkit.Gate;
