@@ -109,11 +109,24 @@ class StatisticsTest {
           .contains("nv_inference_request_success{model=\"iris\",version=\"1\"} 4\n")
           .contains("nv_inference_request_failure{model=\"iris\",version=\"1\"} 1\n")
           .contains("# TYPE nv_inference_compute_infer_duration_us counter\n")
+          .contains("nv_inference_pending_request_count{model=\"iris\",version=\"1\"} 0\n")
           .contains("modelkeeper_inference_seconds_count{model=\"iris/1\"}")
           .containsPattern("\nnv_cpu_utilization [01]\\.\\d+\n")
           .containsPattern("\nnv_cpu_memory_total_bytes [1-9]\\d*\n")
           .containsPattern("\nnv_cpu_memory_used_bytes [1-9]\\d*\n");
       assertThat(http.get("/metrics").body()).contains("nv_inference_count{model=\"iris\"");
+
+      // an alias is listed under its own name, with its target's version
+      assertThat(
+              http.post("/model/add", "{\"model_id\": \"iris/1\", \"model_id_alias\": \"flowers\"}")
+                  .status())
+          .isEqualTo(200);
+      assertThat(http.post("/v2/models/flowers/infer", iris(2)).status()).isEqualTo(200);
+      JsonNode listed = http.get("/v2/models/stats").json().get("model_stats");
+      assertThat(listed)
+          .extracting(m -> m.get("name").asText() + "/" + m.get("version").asText())
+          .containsExactly("flowers/1", "iris/1");
+      assertThat(listed.get(0).get("inference_count").asLong()).isEqualTo(2);
       assertThat(metricsPort(server, "POST").statusCode()).isEqualTo(405);
     }
   }

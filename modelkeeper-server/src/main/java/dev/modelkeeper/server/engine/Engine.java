@@ -267,7 +267,8 @@ public final class Engine {
   /**
    * The inference statistics of model {@code name}, version {@code version}: every version it
    * serves when {@code version} is null; when {@code name} is null too, every model version that is
-   * resident or has served requests. Reads no model and loads none.
+   * resident or has served requests (without reading the repository). Reads no model and loads
+   * none.
    *
    * @throws ModelNotFoundException starting "Request for unknown model" for a name or version the
    *     repository does not have
@@ -275,9 +276,18 @@ public final class Engine {
   public List<VersionStats> statistics(String name, String version) {
     List<VersionStats> out = new ArrayList<>();
     if (name == null) {
-      for (IndexRow r : index(false)) {
-        if (r.state().equals("READY") || statistics.used(r.key())) {
-          out.add(new VersionStats(r.name(), r.version(), statistics.of(r.key())));
+      Set<String> keys = new TreeSet<>(statistics.keys());
+      for (ModelDescription d : manager.describeModels()) {
+        if (d.state() == ModelState.READY) {
+          keys.add(d.modelId());
+        }
+      }
+      Map<String, String> aliases = resolver.aliases();
+      for (String key : keys) {
+        ModelId id = ModelId.parse(aliases.getOrDefault(key, key));
+        if (id.version() != null) { // not an alias removed since it served
+          String shown = aliases.containsKey(key) ? key : id.name();
+          out.add(new VersionStats(shown, id.version(), statistics.of(key)));
         }
       }
       return out;

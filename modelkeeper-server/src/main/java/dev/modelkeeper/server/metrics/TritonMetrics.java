@@ -87,6 +87,13 @@ public final class TritonMetrics {
         "nv_inference_compute_output_duration_us",
         "Time reading outputs back from the runtime, in microseconds",
         s -> micros(s.computeOutput()));
+    out.append("# HELP nv_inference_pending_request_count Requests waiting in the model's queue\n");
+    out.append("# TYPE nv_inference_pending_request_count gauge\n");
+    for (Engine.VersionStats v : models) {
+      labelled(out, "nv_inference_pending_request_count", v)
+          .append(v.stats().queued())
+          .append('\n');
+    }
     OptionalDouble cpu = host.cpuUtilization();
     if (cpu.isPresent()) {
       gauge(
@@ -127,15 +134,18 @@ public final class TritonMetrics {
     out.append("# HELP ").append(name).append(' ').append(help).append('\n');
     out.append("# TYPE ").append(name).append(" counter\n");
     for (Engine.VersionStats v : models) {
-      out.append(name)
-          .append("{model=\"")
-          .append(escape(v.name()))
-          .append("\",version=\"")
-          .append(escape(v.version()))
-          .append("\"} ")
-          .append(value.applyAsLong(v.stats()))
-          .append('\n');
+      labelled(out, name, v).append(value.applyAsLong(v.stats())).append('\n');
     }
+  }
+
+  /** Appends the sample's name and labels, and the space before its value. */
+  private static StringBuilder labelled(StringBuilder out, String name, Engine.VersionStats v) {
+    return out.append(name)
+        .append("{model=\"")
+        .append(escape(v.name()))
+        .append("\",version=\"")
+        .append(escape(v.version()))
+        .append("\"} ");
   }
 
   private static void gauge(StringBuilder out, String name, String help, String value) {

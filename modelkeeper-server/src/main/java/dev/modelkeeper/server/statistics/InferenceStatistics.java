@@ -4,6 +4,7 @@ import dev.modelkeeper.server.execution.ExecutionListener;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -30,7 +31,7 @@ public final class InferenceStatistics implements ExecutionListener.Factory {
   @Override
   public ExecutionListener forModel(String modelKey, IntSupplier queued) {
     return new Both(
-        models.computeIfAbsent(modelKey, k -> new Counters()),
+        models.computeIfAbsent(modelKey, k -> new Counters(queued)),
         alongside.forModel(modelKey, queued));
   }
 
@@ -45,9 +46,9 @@ public final class InferenceStatistics implements ExecutionListener.Factory {
     return c == null ? ModelStats.NONE : c.read();
   }
 
-  /** Whether the model under {@code modelKey} has had requests since the server started. */
-  public boolean used(String modelKey) {
-    return models.containsKey(modelKey);
+  /** The identifiers of the models that have had requests since the server started. */
+  public Set<String> keys() {
+    return Set.copyOf(models.keySet());
   }
 
   /** A count and a sum of nanoseconds. */
@@ -93,11 +94,16 @@ public final class InferenceStatistics implements ExecutionListener.Factory {
     final LongAdder inferences = new LongAdder();
     final LongAdder executions = new LongAdder();
     final Map<Integer, Batch> batches = new ConcurrentSkipListMap<>();
+    final IntSupplier queued;
 
     /**
      * The ticker instant the latest request ended; 0 before the first (a lost race is harmless).
      */
     volatile long lastEnded;
+
+    Counters(IntSupplier queued) {
+      this.queued = queued;
+    }
 
     @Override
     public void rejected() {
@@ -148,7 +154,8 @@ public final class InferenceStatistics implements ExecutionListener.Factory {
           input.read(),
           infer.read(),
           output.read(),
-          perSize);
+          perSize,
+          queued.getAsInt());
     }
   }
 

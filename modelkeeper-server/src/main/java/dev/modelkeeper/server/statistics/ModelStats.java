@@ -14,6 +14,7 @@ import java.util.List;
  * @param inferenceCount the inferences made: the rows of every run
  * @param executionCount the model's runs, a batch counting once
  * @param batches the runs per batch size, smallest first
+ * @param queued the requests waiting in the model's queue now
  */
 public record ModelStats(
     long lastInferenceMillis,
@@ -25,7 +26,8 @@ public record ModelStats(
     Timing computeInput,
     Timing computeInfer,
     Timing computeOutput,
-    List<BatchStats> batches) {
+    List<BatchStats> batches,
+    int queued) {
 
   /** A model that has served nothing. */
   public static final ModelStats NONE =
@@ -39,7 +41,8 @@ public record ModelStats(
           Timing.NONE,
           Timing.NONE,
           Timing.NONE,
-          List.of());
+          List.of(),
+          0);
 
   public ModelStats {
     batches = List.copyOf(batches);
