@@ -31,8 +31,9 @@ public interface ExecutionListener {
   }
 
   /**
-   * A request ended, answered ({@code ok}) or failed (refused, expired or its run failed), {@code
-   * nanos} after it was queued, at the {@link dev.modelkeeper.core.Ticker} instant {@code endedAt}.
+   * A request ended, answered ({@code ok}) or failed (expired in the queue or its run failed),
+   * {@code nanos} after it was queued, at the {@link dev.modelkeeper.core.Ticker} instant {@code
+   * endedAt}.
    */
   default void ended(boolean ok, long nanos, long endedAt) {}
 
