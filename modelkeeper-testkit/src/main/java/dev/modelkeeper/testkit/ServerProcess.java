@@ -54,8 +54,8 @@ public final class ServerProcess implements AutoCloseable {
   }
 
   /**
-   * A server of the packaged jar ({@link #jar()}) on 127.0.0.1, HTTP and gRPC on free ports, with a
-   * 1 GiB heap and a 5 s shutdown; change any of it on the builder.
+   * A server of the packaged jar ({@link #jar()}) on 127.0.0.1, HTTP, gRPC and metrics on free
+   * ports, with a 1 GiB heap and a 5 s shutdown; change any of it on the builder.
    */
   public static Builder builder() {
     return new Builder();
