@@ -38,7 +38,7 @@ class ArchitectureTest {
   static final int MAX_PACKAGE_LINES = 1_550;
 
   private static final List<String> TRANSPORTS =
-      List.of("oip", "management", "repository", "grpc", "status", "docs");
+      List.of("oip", "management", "repository", "grpc", "status", "docs", "modelstats", "metrics");
 
   private static JavaClasses classes;
 
@@ -88,6 +88,8 @@ class ArchitectureTest {
         .definedBy(room("execution"))
         .layer("memory")
         .definedBy(room("memory"))
+        .layer("statistics")
+        .definedBy(room("statistics"))
         .layer("engine")
         .definedBy(room("engine"))
         .layer("observability")
@@ -112,11 +114,21 @@ class ArchitectureTest {
         .mayOnlyAccessLayers("errors", "request", "admission")
         .whereLayer("memory")
         .mayOnlyAccessLayers("errors", "config")
+        .whereLayer("statistics")
+        .mayOnlyAccessLayers("execution")
         .whereLayer("engine")
-        .mayOnlyAccessLayers("errors", "request", "config", "admission", "execution", "memory")
+        .mayOnlyAccessLayers(
+            "errors", "request", "config", "admission", "execution", "memory", "statistics")
         .whereLayer("observability")
         .mayOnlyAccessLayers(
-            "errors", "request", "config", "admission", "execution", "memory", "engine")
+            "errors",
+            "request",
+            "config",
+            "admission",
+            "execution",
+            "memory",
+            "statistics",
+            "engine")
         .whereLayer("http")
         .mayOnlyAccessLayers(
             "errors", "auth", "request", "admission", "execution", "engine", "observability")
@@ -127,6 +139,7 @@ class ArchitectureTest {
             "request",
             "admission",
             "execution",
+            "statistics",
             "engine",
             "observability",
             "http")
@@ -164,9 +177,11 @@ class ArchitectureTest {
             room("admission"),
             room("execution"),
             room("memory"),
+            room("statistics"),
             room("engine"),
             room("observability"),
-            room("grpc"))
+            room("grpc"),
+            room("metrics"))
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage("io.javalin..", "org.eclipse.jetty..")
@@ -200,6 +215,7 @@ class ArchitectureTest {
             room("admission"),
             room("execution"),
             room("memory"),
+            room("statistics"),
             room("engine"),
             room("observability"))
         .should()
