@@ -90,6 +90,16 @@ final class ServeCommand implements Callable<Integer> {
   String cacheDir;
 
   @Option(
+      names = "--pre-optimize",
+      defaultValue = "true",
+      paramLabel = "true|false",
+      description =
+          "Keep a pre-optimized form of each model file in <cache-dir>/optimized,"
+              + " written by its first load, so that later loads skip parsing and graph"
+              + " optimization; false loads every model from its file (default: ${DEFAULT-VALUE}).")
+  String preOptimize;
+
+  @Option(
       names = "--max-models",
       paramLabel = "N",
       description = "Most models resident at once (default: ${DEFAULT-VALUE}).")
@@ -359,6 +369,10 @@ final class ServeCommand implements Callable<Integer> {
               .maxBytes(parse("max-bytes", maxBytes, Sizes::parse))
               .maxMemory(parse("max-memory", maxMemory, Sizes::parse))
               .memoryCostsFile(cache.resolve("memory-costs.json"))
+              .optimizedModelsDir(
+                  parse("pre-optimize", preOptimize, ServeCommand::trueOrFalse)
+                      ? cache.resolve("optimized")
+                      : null)
               .lifecycleTimeout(parse("lifecycle-timeout", lifecycleTimeout, Durations::parse))
               .capacityTimeout(parse("capacity-timeout", capacityTimeout, Durations::parse))
               .idleTimeout(parse("idle-timeout", idleTimeout, Durations::parse))
@@ -409,6 +423,14 @@ final class ServeCommand implements Callable<Integer> {
     return server;
   }
 
+  /** {@code true} or {@code false}, in any case. */
+  private static boolean trueOrFalse(String value) {
+    if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
+      return Boolean.parseBoolean(value);
+    }
+    throw new IllegalArgumentException("'" + value + "' is neither true nor false");
+  }
+
   private static String grpcAddress(ModelKeeperServer server) {
     String url = server.url();
     String host = url.substring("http://".length(), url.lastIndexOf(':'));
@@ -448,6 +470,11 @@ final class ServeCommand implements Callable<Integer> {
             + (c.maxBytes() > 0 ? " (--max-bytes " + Sizes.format(c.maxBytes()) + ")" : "")
             + "; costs measured and kept in "
             + server.memoryCosts().file().map(Object::toString).orElse("memory only"));
+    out.println(
+        "  forms:       "
+            + (c.optimizedModelsDir() != null
+                ? "pre-optimized model forms kept in " + c.optimizedModelsDir()
+                : "off (--pre-optimize false): every model loads from its file"));
     out.println(
         "  models:      "
             + models.size()

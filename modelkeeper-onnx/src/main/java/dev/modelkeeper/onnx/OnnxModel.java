@@ -17,10 +17,12 @@ import dev.modelkeeper.core.ModelNotLoadedException;
 import dev.modelkeeper.core.ModelTooLargeException;
 import dev.modelkeeper.core.ModelUnservableException;
 import dev.modelkeeper.core.WithFixedSizeCache;
+import dev.modelkeeper.onnx.memory.MappedPages;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.onnx.memory.MemoryMeter;
 import dev.modelkeeper.onnx.memory.WorkingMemory;
+import dev.modelkeeper.onnx.optimized.OptimizedModels;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
@@ -166,49 +168,71 @@ public final class OnnxModel implements InferenceModel {
     MemoryMeter.Probe probe = null;
     try {
       OnnxModelOptions threads = options.overriddenBy(config.execution());
-      opts = new OrtSession.SessionOptions();
-      opts.setLoggerId(id); // ONNX Runtime's messages about this session name the model
-      opts.setIntraOpNumThreads(threads.intraOpThreads());
-      opts.setInterOpNumThreads(threads.interOpThreads());
-      if (threads.interOpThreads() > 1) { // inter-op threads only run in parallel mode
-        opts.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.PARALLEL);
-      }
       // models of MemoryCost.SMALL_MODEL_BYTES or more allocate through ONNX Runtime's arena and
-      // give its free memory back after each run; smaller ones allocate their few small tensors
-      // straight from the C allocator: an arena of their own would keep about 40 KB per model
-      // between runs, a third of a tiny model's whole cost. Only models that large trim the
-      // native heap around their load and after their close: a smaller one's memory is a few
-      // dozen pages, not worth a trim's walk over the heap
+      // give its free memory back after each run (see SessionSettings). Only models that large
+      // trim the native heap around their load and after their close: a smaller one's memory is
+      // a few dozen pages, not worth a trim's walk over the heap
       boolean small = size < MemoryCost.SMALL_MODEL_BYTES;
       boolean arena = options.cpuArena() && !small;
-      opts.setCPUArenaAllocator(arena);
-      opts.setMemoryPatternOptimization(false);
+      SessionSettings settings =
+          new SessionSettings(threads.intraOpThreads(), threads.interOpThreads(), arena);
       // what ONNX Runtime says while a model runs repeats with every request (a shape warning, a
       // kernel refusing the inputs it was given, which the client is answered): silenced; what it
       // says while the model loads is logged once, at its level
       runOpts = new OrtSession.RunOptions();
       runOpts.setLogLevel(OrtLoggingLevel.ORT_LOGGING_LEVEL_FATAL);
       if (arena) {
-        // weights outside the arena: the arena then holds only what runs need, and gives it back
-        opts.addConfigEntry("session.use_device_allocator_for_initializers", "1");
         runOpts.addRunConfigEntry("memory.enable_memory_arena_shrinkage", "cpu:0");
       }
+      OptimizedModels.Load source =
+          options
+              .optimizedModels()
+              .prepare(
+                  modelFile,
+                  settings.describe(),
+                  (file, configure) -> writeForm(file, configure, settings, id, size, options));
       boolean trim = options.trimNativeHeapOnClose() && !small;
-      if (trim) {
-        NativeHeap.trim(); // memory others freed goes back first: it is not this model's
+      // while its figures are learned, a load is measured with the native heap trimmed on either
+      // side (memory others freed goes back first, and what the load freed before it is read);
+      // once they are known, it is charged them and trims nothing on its own path
+      boolean learning = options.memoryCosts().learningLoad(id, size);
+      if (trim && learning) {
+        NativeHeap.trim();
       }
       probe = MemoryMeter.startLoad();
-      session = env.createSession(modelFile.toString(), opts);
-      if (trim) {
+      opts = settings.create(id);
+      try {
+        source.configure(opts);
+        session = env.createSession(source.file().toString(), opts);
+      } catch (OrtException | RuntimeException e) {
+        if (source.kind() == OptimizedModels.Load.Kind.PLAIN) {
+          throw e;
+        }
+        // a form that cannot be read: the model file itself
+        source.failed(e);
+        source = options.optimizedModels().plain(modelFile);
+        opts.close();
+        opts = settings.create(id);
+        session = env.createSession(modelFile.toString(), opts);
+      }
+      // initializers used in place from a mapped file count as the model's now, not at its
+      // first run
+      for (Path mapped : source.mappedFiles()) {
+        MappedPages.populate(mapped);
+      }
+      if (trim && learning) {
         // what the load parsed and freed goes back now: the model is charged what it keeps
         probe.trimHere(NativeHeap::trim);
       }
       MemoryMeter.Reading reading = probe.end();
       probe = null;
+      if (trim && !learning) {
+        NativeHeap.requestTrim(); // what the load freed goes back off its path, once loads pause
+      }
       long floor =
           MemoryCost.floorBytes(size, (int) (session.getNumInputs() + session.getNumOutputs()));
       long room = options.workingMemory().modelRoom();
-      MemoryCost cost = charge(options.memoryCosts(), id, size, floor, reading, room);
+      MemoryCost cost = charge(options.memoryCosts(), id, size, floor, reading, room, learning);
       refuseWhenItCannotFit(id, cost, room);
       GraphInputs graphInputs = graphInputs(modelFile);
       Map<String, NodeInfo> inputInfo;
@@ -267,6 +291,37 @@ public final class OnnxModel implements InferenceModel {
         throw new ModelUnservableException(message, e, false);
       }
       throw new ModelLoadException(message, e);
+    }
+  }
+
+  /**
+   * Writes the pre-optimized form of {@code modelFile} with a session of its own, closed at once,
+   * on the builder's thread. Saving the form makes ONNX Runtime hold the weights twice, so the
+   * session first reserves twice the load peak known (or estimated) for the model as working
+   * memory, making room the way a run does; it counts as a load for the memory meter, so that what
+   * is measured meanwhile is not taken for another model's.
+   */
+  private static void writeForm(
+      Path modelFile,
+      OptimizedModels.Configure configure,
+      SessionSettings settings,
+      String id,
+      long fileBytes,
+      OnnxModelOptions options)
+      throws OrtException {
+    long bytes = 2 * options.memoryCosts().costOf(id, fileBytes).loadPeakBytes();
+    try (WithFixedSizeCache.Reservation room = options.workingMemory().reserve(id, bytes);
+        OrtSession.SessionOptions build = settings.create(id + " (pre-optimizing)")) {
+      configure.accept(build);
+      MemoryMeter.Probe counted = MemoryMeter.startLoad();
+      try {
+        OnnxRuntimeState.environment().createSession(modelFile.toString(), build).close();
+      } finally {
+        counted.end();
+        if (options.trimNativeHeapOnClose()) {
+          NativeHeap.requestTrim();
+        }
+      }
     }
   }
 
@@ -338,13 +393,15 @@ public final class OnnxModel implements InferenceModel {
   }
 
   /**
-   * The cost to charge for a model just loaded. A clean reading is recorded as its measured cost. A
-   * reading taken beside unloads, trims and runs but no other load bounds the load from below (what
-   * other runs reserved taken off): when that bound alone is more than {@code room}, all the memory
-   * the cap leaves for models, it is recorded at once (the load crossed the cap, and the model is
-   * refused); otherwise it only raises this load's charge, unrecorded (the process's own heap and
-   * request buffers may have grown meanwhile). A reading beside another load says nothing of this
-   * one: the known (or estimated) cost stands. Each figure is at least {@code floorBytes}.
+   * The cost to charge for a model just loaded. A clean reading of a load whose figures are still
+   * {@code learning} is recorded as its measured cost. A reading taken beside unloads, trims and
+   * runs but no other load bounds the load from below (what other runs reserved taken off), and so
+   * does a clean reading once the figures are learned (taken without trims, it may miss memory the
+   * load reused): when that bound alone is more than {@code room}, all the memory the cap leaves
+   * for models, it is recorded at once (the load crossed the cap, and the model is refused);
+   * otherwise it only raises this load's charge, unrecorded (the process's own heap and request
+   * buffers may have grown meanwhile). A reading beside another load says nothing of this one: the
+   * known (or estimated) cost stands. Each figure is at least {@code floorBytes}.
    */
   private static MemoryCost charge(
       MemoryCosts costs,
@@ -352,8 +409,9 @@ public final class OnnxModel implements InferenceModel {
       long fileBytes,
       long floorBytes,
       MemoryMeter.Reading reading,
-      long room) {
-    if (reading.clean()) {
+      long room,
+      boolean learning) {
+    if (reading.clean() && learning) {
       return costs.recordLoad(id, fileBytes, floorBytes, reading.peakDelta(), reading.afterDelta());
     }
     if (reading.peakLowerBound() > room) {

@@ -14,6 +14,7 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.onnx.memory.WorkingMemory;
+import dev.modelkeeper.onnx.optimized.OptimizedModels;
 import dev.modelkeeper.server.docs.DocsRoutes;
 import dev.modelkeeper.server.engine.BearerAuth;
 import dev.modelkeeper.server.engine.DirectBuffers;
@@ -249,6 +250,12 @@ public final class ModelKeeperServer implements AutoCloseable {
                 config.repository(),
                 OnnxModelOptions.defaults()
                     .withMemoryCosts(costs)
+                    .withOptimizedModels(
+                        config.optimizedModelsDir() != null
+                            ? OptimizedModels.in(
+                                config.optimizedModelsDir(),
+                                OnnxRuntimeState.environment().getVersion())
+                            : OptimizedModels.NONE)
                     .withWorkingMemory(
                         new WorkingMemory() {
                           @Override

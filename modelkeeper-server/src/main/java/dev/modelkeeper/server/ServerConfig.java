@@ -43,6 +43,7 @@ public final class ServerConfig {
   private final long maxBytes;
   private final long maxMemory;
   private final java.nio.file.Path memoryCostsFile;
+  private final java.nio.file.Path optimizedModelsDir;
   private final boolean customRegistry;
   private final Duration lifecycleTimeout;
   private final Duration drainTimeout;
@@ -76,6 +77,7 @@ public final class ServerConfig {
     this.customRegistry = b.registry != null;
     this.maxMemory = b.maxMemory;
     this.memoryCostsFile = b.memoryCostsFile;
+    this.optimizedModelsDir = b.optimizedModelsDir;
     this.maxModels = b.maxModels;
     this.maxBytes = b.maxBytes;
     this.lifecycleTimeout = b.lifecycleTimeout;
@@ -156,6 +158,15 @@ public final class ServerConfig {
   /** Where measured model memory costs are kept across restarts; null keeps them in memory. */
   public java.nio.file.Path memoryCostsFile() {
     return memoryCostsFile;
+  }
+
+  /**
+   * Where the pre-optimized forms of model files are kept across loads, restarts and the processes
+   * sharing the folder (see {@code dev.modelkeeper.onnx.optimized}); null (the default) keeps none
+   * and every load reads its model file as it is.
+   */
+  public java.nio.file.Path optimizedModelsDir() {
+    return optimizedModelsDir;
   }
 
   /** The most models resident or loading at once (default 8). */
@@ -342,6 +353,7 @@ public final class ServerConfig {
     private long maxBytes;
     private long maxMemory;
     private java.nio.file.Path memoryCostsFile;
+    private java.nio.file.Path optimizedModelsDir;
     private Duration lifecycleTimeout = Duration.ofSeconds(60);
     private Duration drainTimeout = Duration.ofSeconds(30);
     private Duration capacityTimeout = Duration.ofSeconds(30);
@@ -408,6 +420,12 @@ public final class ServerConfig {
 
     public Builder memoryCostsFile(java.nio.file.Path file) {
       this.memoryCostsFile = file;
+      return this;
+    }
+
+    /** Keeps pre-optimized forms of model files in {@code dir}; null keeps none. */
+    public Builder optimizedModelsDir(java.nio.file.Path dir) {
+      this.optimizedModelsDir = dir;
       return this;
     }
 

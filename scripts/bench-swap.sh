@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Model swap time of server jars, over loopback (see docs/BENCHMARKS.md, "Swap time"):
+#
+#   scripts/bench-swap.sh loads [--cycles N] [--python PY] MODELS_DIR NAME=JAR...
+#     per model of MODELS_DIR (<name>.onnx files), N cycles of
+#     POST /v2/repository/models/<name>/load then .../unload on an idle server, each jar in turn,
+#     then ONNX Runtime's bare session creation on the same file in Python (PY: an interpreter with
+#     onnxruntime installed); median and p90 per model and jar, in ms.
+#
+#   scripts/bench-swap.sh churn [--rounds R] [--seconds S] [--clients "2 8"] CONVNET NAME=JAR...
+#     4 copies of the convnet file CONVNET, --max-models 2, closed-loop wrk clients each sending
+#     binary single-image requests to a model drawn at random; rounds interleave the jars (the
+#     order rotates per round); req/s, p50/p99 ms and non-2xx per round, jar and client count.
+#
+# Every server runs as `java -Xmx1g -jar JAR serve` with a cache folder of its own per run (so a
+# jar's on-disk caches start empty in each round and are kept within it). Needs curl and wrk.
+set -euo pipefail
+mode=${1:-}
+shift || true
+cycles=20
+rounds=3
+seconds=60
+clients="2 8"
+python=python3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cycles) cycles=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --clients) clients=$2; shift 2 ;;
+    --python) python=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
+[ "$mode" = loads ] || [ "$mode" = churn ] || {
+  echo "usage: $0 loads|churn [options] MODELS_DIR|CONVNET NAME=JAR..." >&2; exit 2; }
+source=$1
+shift
+jars=("$@")
+[ ${#jars[@]} -ge 1 ] || { echo "name at least one NAME=JAR" >&2; exit 2; }
+work=$(mktemp -d)
+server=
+cleanup() {
+  if [ -n "$server" ]; then kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# start_server NAME JAR REPOSITORY FLAGS...: sets $server and $port
+start_server() {
+  local name=$1 jar=$2 repo=$3
+  shift 3
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  rm -rf "$work/cache-$name"
+  java -Xmx1g -jar "$jar" serve --port "$port" --grpc-port -1 --repository "$repo" \
+    --cache-dir "$work/cache-$name" "$@" > "$work/$name.out" 2> "$work/$name.err" &
+  server=$!
+  for ((t = 0; t < 240; t++)); do
+    grep -q '^Ready\.' "$work/$name.out" 2>/dev/null && return 0
+    kill -0 "$server" 2>/dev/null || { cat "$work/$name.err" >&2; exit 1; }
+    sleep 0.25
+  done
+  echo "$name did not get ready" >&2
+  exit 1
+}
+
+stop_server() {
+  kill -TERM "$server"
+  wait "$server" 2>/dev/null || true
+  server=
+}
+
+# load_seconds PORT: the server's modelkeeper_model_load_seconds_sum (time in the model manager)
+load_seconds() {
+  curl -sf "http://127.0.0.1:$1/metrics" | awk '/^modelkeeper_model_load_seconds_sum/ {s += $2} END {printf "%.6f\n", s}'
+}
+
+# quantiles FILE: "median p90" of the numbers in FILE (nearest rank)
+quantiles() {
+  sort -g "$1" | awk '{v[NR]=$1} END {m=int((NR+1)/2); p=int(0.9*NR+0.999); printf "%.1f %.1f\n", v[m], v[p]}'
+}
+
+echo "load average before: $(cat /proc/loadavg)"
+if [ "$mode" = loads ]; then
+  repo="$work/repository"
+  names=()
+  for f in "$source"/*.onnx; do
+    n=$(basename "$f" .onnx)
+    names+=("$n")
+    mkdir -p "$repo/$n/1"
+    ln "$(readlink -f "$f")" "$repo/$n/1/model.onnx" 2>/dev/null || cp "$f" "$repo/$n/1/model.onnx"
+  done
+  cat > "$work/bare.py" <<'PY'
+import sys, time
+import onnxruntime as ort
+path, cycles = sys.argv[1], int(sys.argv[2])
+ort.InferenceSession(path, providers=["CPUExecutionProvider"])  # unmeasured: first reads
+for _ in range(cycles):
+    t = time.perf_counter()
+    s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    print((time.perf_counter() - t) * 1000)
+    del s
+    time.sleep(0.3)
+PY
+  printf '| model | %s | python bare session |\n' "$(printf '%s: HTTP median / p90 ms (manager median) | ' "${jars[@]%%=*}" | sed 's/ | $//')"
+  for n in "${names[@]}"; do
+    row="| $n |"
+    for entry in "${jars[@]}"; do
+      name=${entry%%=*}
+      jar=${entry#*=}
+      start_server "$name" "$jar" "$repo"
+      url="http://127.0.0.1:$port/v2/repository/models/$n"
+      curl -sf -X POST "$url/load" > /dev/null # unmeasured: first use of the code and the file
+      curl -sf -X POST "$url/unload" > /dev/null
+      : > "$work/t"
+      : > "$work/m"
+      for ((c = 0; c < cycles; c++)); do
+        sleep 0.5
+        before=$(load_seconds "$port")
+        curl -sf -o /dev/null -w '%{time_total}\n' -X POST "$url/load" | awk '{print $1 * 1000}' >> "$work/t"
+        after=$(load_seconds "$port")
+        awk -v a="$after" -v b="$before" 'BEGIN {print (a - b) * 1000}' >> "$work/m"
+        curl -sf -X POST "$url/unload" > /dev/null
+      done
+      stop_server
+      read -r med p90 < <(quantiles "$work/t")
+      read -r mmed mp90 < <(quantiles "$work/m")
+      row="$row $med / $p90 ($mmed) |"
+    done
+    "$python" "$work/bare.py" "$(readlink -f "$source/$n.onnx")" "$cycles" 2>/dev/null > "$work/py"
+    read -r med p90 < <(quantiles "$work/py")
+    echo "$row $med / $p90 |"
+  done
+else
+  repo="$work/repository"
+  for c in a b c d; do
+    mkdir -p "$repo/convnet-$c/1"
+    cp "$source" "$repo/convnet-$c/1/model.onnx"
+  done
+  cat > "$work/churn.lua" <<'LUA'
+local names = {"convnet-a", "convnet-b", "convnet-c", "convnet-d"}
+local header = '{"inputs":[{"name":"image","datatype":"FP32","shape":[1,3,64,64],' ..
+  '"parameters":{"binary_data_size":49152}}],"outputs":[{"name":"label"}]}'
+local body = header .. string.rep("\0", 49152)
+local counter = 0
+function setup(thread)
+  counter = counter + 1
+  thread:set("seed", counter)
+end
+function init(args)
+  math.randomseed(seed * 7919)
+end
+function request()
+  local path = "/v2/models/" .. names[math.random(4)] .. "/infer"
+  return wrk.format("POST", path, {
+    ["Content-Type"] = "application/octet-stream",
+    ["Inference-Header-Content-Length"] = tostring(#header)}, body)
+end
+LUA
+  echo "| round | jar | clients | req/s | p50 ms | p99 ms | non-2xx | loads |"
+  echo "|---:|---|---:|---:|---:|---:|---:|---:|"
+  n=${#jars[@]}
+  for ((round = 1; round <= rounds; round++)); do
+    for ((k = 0; k < n; k++)); do
+      entry=${jars[$(((k + round - 1) % n))]}
+      name=${entry%%=*}
+      jar=${entry#*=}
+      for c in $clients; do
+        start_server "$name" "$jar" "$repo" --max-models 2
+        url="http://127.0.0.1:$port"
+        threads=$((c < 2 ? 1 : 2))
+        # warm-up: every model loaded once, the code compiled
+        wrk -t"$threads" -c"$c" -d5s -s "$work/churn.lua" "$url" > /dev/null
+        before=$(curl -sf "$url/metrics" | awk '/^modelkeeper_model_loads_total/ {s += $2} END {print s + 0}')
+        out=$(wrk -t"$threads" -c"$c" -d"${seconds}s" --latency -s "$work/churn.lua" "$url")
+        after=$(curl -sf "$url/metrics" | awk '/^modelkeeper_model_loads_total/ {s += $2} END {print s + 0}')
+        stop_server
+        rps=$(awk '/^Requests\/sec/ {print $2}' <<< "$out")
+        ms() { awk -v q="$1" '$1 == q {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' <<< "$out"; }
+        non2xx=$(awk '/Non-2xx/ {print $NF}' <<< "$out")
+        echo "| $round | $name | $c | $rps | $(ms 50%) | $(ms 99%) | ${non2xx:-0} | $((after - before)) |"
+      done
+    done
+  done
+fi
+echo "load average after: $(cat /proc/loadavg)"
