@@ -1,270 +1,160 @@
 package dev.modelkeeper.benchmarks;
 
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
+import java.util.Set;
 import java.util.function.BiFunction;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
- * The benchmark command: {@code java -jar benchmarks.jar
- * [all|quick|hotpath|stampede|parallel|churn|diagnose] [--docs DIR] [--command TEXT] [--since
- * EPOCH_SECONDS]}. {@code all} runs everything with the published settings and rewrites {@code
- * DIR/BENCHMARKS.md} and its charts; {@code quick} runs everything briefly into {@code
- * target/bench-quick}; the others run one part and print it. Not thread-safe; it is the program's
- * entry point.
+ * The in-process workloads that no load tool can drive, because they measure the lifecycle manager
+ * itself on sleep-based fake models: the stampede, parallel loads and churn of the design's
+ * BENCHMARKS.md (workloads 2-4), each design beside its baselines. Writes one CSV per workload
+ * ({@code stampede.csv}, {@code parallel.csv}, {@code churn.csv}) into {@code --out} and prints a
+ * line per round; {@code scripts/bench/render.py} turns the CSVs into Markdown. The hot path is
+ * JMH's ({@link HotPathBenchmark}, run by {@code scripts/bench.sh}). Not thread-safe; it is the
+ * program's entry point.
+ *
+ * <p>{@code java -jar benchmarks.jar [stampede] [parallel] [churn] [--quick] [--out DIR]}
  */
 public final class BenchMain {
 
-  /**
-   * The whole command, build included, should end within 15 minutes on a 2-core machine; the hot
-   * path starts no round that would end after this much time since the command started.
-   */
-  static final Duration TIME_BOUND = Duration.ofMinutes(14);
+  /** Timed rounds of each cold-load design; one more, first and unreported, warms the JIT up. */
+  private static final int ROUNDS = 5;
+
+  private static final int STAMPEDE_THREADS = 1_000;
+  private static final long COLD_LOAD_MILLIS = 200;
+  private static final int PARALLEL_MODELS = 8;
+  private static final List<Integer> CHURN_THREADS = List.of(2, 8);
+
+  private static final Churn.Config CHURN =
+      new Churn.Config(4, 2, 5, 200, 1_000, Duration.ofSeconds(2), Duration.ofSeconds(10));
+  private static final Churn.Config CHURN_QUICK =
+      new Churn.Config(4, 2, 5, 200, 1_000, Duration.ofMillis(500), Duration.ofSeconds(2));
+
+  private static final List<String> PARTS = List.of("stampede", "parallel", "churn");
 
   private BenchMain() {}
 
   public static void main(String[] args) throws Exception {
-    System.setProperty("java.awt.headless", "true");
-    Args a = Args.parse(args);
-    String what = a.what;
-    Path docs = a.docs;
-    String command = a.command;
-    Instant since = a.since != null ? Instant.ofEpochSecond(a.since) : Instant.now();
-    Settings settings = what.equals("quick") ? Settings.QUICK : Settings.FULL;
-    Path target = jarDirectory();
-    Path out =
-        what.equals("quick") ? target.resolve("bench-quick") : what.equals("all") ? docs : null;
-    Path logs = target.resolve("bench-logs");
-    Files.createDirectories(logs);
-    System.out.println(
-        "modelkeeper benchmarks ("
-            + what
-            + ", "
-            + settings.name()
-            + " settings) on "
-            + Machine.summary());
-
-    if (what.equals("diagnose")) {
-      Diagnose.run(logs);
-      return;
+    Set<String> parts = new LinkedHashSet<>();
+    boolean quick = false;
+    Path out = Path.of("bench-results");
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--quick" -> quick = true;
+        case "--out" -> out = Path.of(args[++i]);
+        default -> {
+          if (!PARTS.contains(args[i])) {
+            System.err.println(
+                "unknown argument '"
+                    + args[i]
+                    + "'; usage: java -jar benchmarks.jar [stampede] [parallel] [churn]"
+                    + " [--quick] [--out DIR]");
+            System.exit(2);
+          }
+          parts.add(args[i]);
+        }
+      }
     }
-    boolean every = what.equals("all") || what.equals("quick");
-    List<HotPath.Figure> hot = new ArrayList<>();
-    List<ColdLoads.Round> stampede = new ArrayList<>();
-    List<ColdLoads.Round> parallel = new ArrayList<>();
-    List<Churn.Result> churn = new ArrayList<>();
-    Map<String, Double> background = new LinkedHashMap<>();
-    if (every || what.equals("stampede")) {
-      CpuSample before = CpuSample.now();
-      stampede(settings, stampede);
-      background.put("stampede", CpuSample.now().othersShareSince(before));
-    }
-    if (every || what.equals("parallel")) {
-      CpuSample before = CpuSample.now();
-      parallel(settings, parallel);
-      background.put("parallel loads", CpuSample.now().othersShareSince(before));
-    }
-    if (every || what.equals("churn")) {
-      CpuSample before = CpuSample.now();
-      churn(settings, churn);
-      background.put("churn", CpuSample.now().othersShareSince(before));
-    }
-    if (every || what.equals("hotpath")) {
-      CpuSample before = CpuSample.now();
-      hot.addAll(
-          HotPath.run(
-              settings.plan(),
-              settings.hotThreads(),
-              HotPath.IMPLS,
-              logs.resolve("jmh"),
-              since.plus(TIME_BOUND)));
-      background.put("hot path", CpuSample.now().othersShareSince(before));
-    }
-    Results results = new Results(hot, stampede, parallel, churn, settings, background);
-    String runtime = minutes(Duration.between(since, Instant.now()));
-    Report.Context context =
-        new Report.Context(
-            DateTimeFormatter.ISO_INSTANT.format(
-                Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)),
-            command,
-            runtime + (what.equals("all") ? "" : " (" + what + ")"),
-            Machine.describe());
-    String markdown = Report.markdown(results, context);
-    if (out == null) {
-      System.out.println(markdown);
-      return;
+    if (parts.isEmpty()) {
+      parts.addAll(PARTS);
     }
     Files.createDirectories(out);
-    Files.writeString(
-        out.resolve("BENCHMARKS.md"),
-        Report.withSections(markdown, out.resolve("bench")),
-        StandardCharsets.UTF_8);
-    if (!hot.isEmpty()) {
-      Charts.hotPath(results, out.resolve(Charts.HOT_PATH_PNG));
+    int rounds = quick ? 1 : ROUNDS;
+    if (parts.contains("stampede")) {
+      List<BiFunction<FakeWorld, Integer, Design>> designs = new ArrayList<>(designs());
+      designs.add(Design::floor);
+      coldLoads(out.resolve("stampede.csv"), designs, rounds, true);
     }
-    if (!churn.isEmpty()) {
-      Charts.churn(results, out.resolve(Charts.CHURN_PNG));
+    if (parts.contains("parallel")) {
+      coldLoads(out.resolve("parallel.csv"), designs(), rounds, false);
     }
-    System.out.println("\n== Targets ==");
-    for (Report.Check c : Report.checks(results)) {
-      System.out.println(c.verdict() + "\t" + c.target() + "\t" + c.measured());
+    if (parts.contains("churn")) {
+      churn(out.resolve("churn.csv"), quick ? CHURN_QUICK : CHURN);
     }
-    System.out.println("\nwrote " + out.resolve("BENCHMARKS.md") + " and its charts in " + runtime);
+    System.out.println("wrote " + parts + " into " + out);
   }
 
-  private static void stampede(Settings s, List<ColdLoads.Round> out) throws InterruptedException {
-    List<BiFunction<FakeWorld, Integer, Design>> designs = new ArrayList<>(designs());
-    designs.add(Design::floor);
-    for (BiFunction<FakeWorld, Integer, Design> d : designs) {
-      for (int round = 0; round <= s.rounds(); round++) {
-        ColdLoads.Round r = ColdLoads.stampede(s.stampedeThreads(), s.coldLoadMillis(), d);
-        if (round > 0) {
-          out.add(r); // round 0 warms the JIT up and is not reported
+  private static void coldLoads(
+      Path csv, List<BiFunction<FakeWorld, Integer, Design>> designs, int rounds, boolean stampede)
+      throws IOException, InterruptedException {
+    try (PrintWriter w = csv(csv)) {
+      w.println("design,round,threads,models,constructor_calls,load_ms,wall_ms,failures");
+      for (BiFunction<FakeWorld, Integer, Design> d : designs) {
+        for (int round = 0; round <= rounds; round++) {
+          ColdLoads.Round r =
+              stampede
+                  ? ColdLoads.stampede(STAMPEDE_THREADS, COLD_LOAD_MILLIS, d)
+                  : ColdLoads.parallel(PARALLEL_MODELS, COLD_LOAD_MILLIS, d);
+          String line =
+              String.format(
+                  Locale.ROOT,
+                  "%s,%d,%d,%d,%d,%.3f,%.3f,%d",
+                  r.design(),
+                  round,
+                  r.threads(),
+                  r.models(),
+                  r.constructorCalls(),
+                  r.loadNanos() / 1e6,
+                  r.wallNanos() / 1e6,
+                  r.failures());
+          System.out.println((stampede ? "stampede " : "parallel ") + line);
+          if (round > 0) {
+            w.println(line); // round 0 warms the JIT up and is not reported
+          }
         }
-        System.out.printf(
-            Locale.ROOT,
-            "stampede  %-26s round %d: %d constructor call(s), wall %.1f ms for a %.1f ms load, %d failed%n",
-            r.design(),
-            round + 1,
-            r.constructorCalls(),
-            r.wallNanos() / 1e6,
-            r.loadNanos() / 1e6,
-            r.failures());
       }
     }
   }
 
-  private static void parallel(Settings s, List<ColdLoads.Round> out) throws InterruptedException {
-    for (BiFunction<FakeWorld, Integer, Design> d : designs()) {
-      for (int round = 0; round <= s.rounds(); round++) {
-        ColdLoads.Round r = ColdLoads.parallel(s.parallelModels(), s.coldLoadMillis(), d);
-        if (round > 0) {
-          out.add(r); // round 0 warms the JIT up and is not reported
+  private static void churn(Path csv, Churn.Config config)
+      throws IOException, InterruptedException {
+    try (PrintWriter w = csv(csv)) {
+      w.println(
+          "design,threads,seconds,good,failed,cleared_in_use,loads,evictions,"
+              + "duplicate_constructors,max_live,mean_live,p50_ms,p95_ms,p99_ms,failures_by_type");
+      for (int threads : CHURN_THREADS) {
+        for (BiFunction<FakeWorld, Integer, Design> d : designs()) {
+          Churn.Result r = Churn.run(config, threads, d);
+          String line =
+              String.format(
+                  Locale.ROOT,
+                  "%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%s",
+                  r.design(),
+                  threads,
+                  r.seconds(),
+                  r.good(),
+                  r.failed(),
+                  r.clearedInUse(),
+                  r.loads(),
+                  r.evictions(),
+                  r.duplicateConstructors(),
+                  r.maxLive(),
+                  r.meanLive(),
+                  r.p50() / 1e6,
+                  r.p95() / 1e6,
+                  r.p99() / 1e6,
+                  r.failuresByType().toString().replace(',', ';'));
+          System.out.println("churn " + line);
+          w.println(line);
         }
-        System.out.printf(
-            Locale.ROOT,
-            "parallel  %-26s round %d: %d constructor call(s), wall %.1f ms = %.2fx one load, %d failed%n",
-            r.design(),
-            round + 1,
-            r.constructorCalls(),
-            r.wallNanos() / 1e6,
-            r.wallOverLoad(),
-            r.failures());
       }
     }
   }
 
-  private static void churn(Settings s, List<Churn.Result> out) throws InterruptedException {
-    for (int threads : s.churnThreads()) {
-      for (BiFunction<FakeWorld, Integer, Design> d : designs()) {
-        Churn.Result r = Churn.run(s.churn(), threads, d);
-        out.add(r);
-        System.out.printf(
-            Locale.ROOT,
-            "churn     %-26s %d threads: %.0f good req/s, p99 %.2f ms, failed %d, cleared in use %d, loads %d, evictions %d, dup %d, live peak %d mean %.2f%n",
-            r.design(),
-            threads,
-            r.throughput(),
-            r.p99() / 1e6,
-            r.failed(),
-            r.clearedInUse(),
-            r.loads(),
-            r.evictions(),
-            r.duplicateConstructors(),
-            r.maxLive(),
-            r.meanLive());
-      }
-    }
+  private static PrintWriter csv(Path file) throws IOException {
+    return new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8));
   }
 
   private static List<BiFunction<FakeWorld, Integer, Design>> designs() {
     return List.of(Design::modelKeeper, Design::caffeine, Design::oneLock);
-  }
-
-  /** The command line, parsed with picocli. */
-  @Command(name = "java -jar benchmarks.jar", sortOptions = false)
-  static final class Args {
-    @Parameters(
-        index = "0",
-        arity = "0..1",
-        paramLabel = "PART",
-        description =
-            "all (the published settings; rewrites DIR/BENCHMARKS.md and its charts), quick"
-                + " (everything briefly, into target/bench-quick), or one part: hotpath,"
-                + " stampede, parallel, churn, diagnose (default: ${DEFAULT-VALUE}).")
-    String what = "all";
-
-    @Option(
-        names = "--docs",
-        paramLabel = "DIR",
-        description = "Where 'all' writes (default: ${DEFAULT-VALUE}).")
-    Path docs = Path.of("docs");
-
-    @Option(
-        names = "--command",
-        paramLabel = "TEXT",
-        description = "The command the report says produced it.")
-    String command = "java -jar modelkeeper-benchmarks/target/benchmarks.jar all";
-
-    @Option(
-        names = "--since",
-        paramLabel = "EPOCH_SECONDS",
-        description = "When the command started (its build included); default: now.")
-    Long since;
-
-    @Option(
-        names = {"-h", "--help"},
-        usageHelp = true,
-        description = "Show this help and exit.")
-    boolean help;
-
-    private static final List<String> PARTS =
-        List.of("all", "quick", "hotpath", "stampede", "parallel", "churn", "diagnose");
-
-    /** Parses {@code args}; prints the usage and exits when asked to or when they are wrong. */
-    static Args parse(String[] args) {
-      Args a = new Args();
-      CommandLine cli = new CommandLine(a);
-      RunOptions.parseOrExit(
-          cli,
-          args,
-          () -> {
-            if (!PARTS.contains(a.what)) {
-              throw new CommandLine.ParameterException(
-                  cli, "unknown part '" + a.what + "'; one of " + String.join(", ", PARTS));
-            }
-          });
-      return a;
-    }
-  }
-
-  private static String minutes(Duration d) {
-    return String.format(Locale.ROOT, "%d min %02d s", d.toMinutes(), d.toSecondsPart());
-  }
-
-  /**
-   * The folder of the running jar (its {@code target/}), or the working directory when run from
-   * classes.
-   */
-  private static Path jarDirectory() throws IOException {
-    try {
-      Path p = Path.of(BenchMain.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-      return p.getParent();
-    } catch (java.net.URISyntaxException | SecurityException e) {
-      return Path.of(".").toAbsolutePath();
-    }
   }
 }

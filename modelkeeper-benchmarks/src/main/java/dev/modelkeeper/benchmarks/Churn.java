@@ -9,6 +9,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
+import org.HdrHistogram.Histogram;
 
 /**
  * The churn workload (the shape of the public Roboflow soak): a few models over a smaller budget,
@@ -76,10 +77,10 @@ final class Churn {
     long end = measureFrom + c.measure().toNanos();
     LongAdder failed = new LongAdder();
     Map<String, Long> byType = new ConcurrentHashMap<>();
-    List<Latencies> latencies = new ArrayList<>();
+    List<Histogram> latencies = new ArrayList<>();
     List<Thread> workers = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
-      Latencies mine = new Latencies();
+      Histogram mine = new Histogram(3); // each worker its own; merged after joining
       latencies.add(mine);
       SplittableRandom random = new SplittableRandom(31L * t + threads);
       Thread w =
@@ -92,7 +93,7 @@ final class Churn {
                   try {
                     boolean ok = design.serve(id, work);
                     if (counted && ok) {
-                      mine.record(System.nanoTime() - now);
+                      mine.recordValue(System.nanoTime() - now);
                     }
                   } catch (RuntimeException e) {
                     if (counted) {
@@ -123,12 +124,13 @@ final class Churn {
         throw new IllegalStateException(w.getName() + " still running 2 minutes after the end");
       }
     }
-    long[] sorted = Latencies.mergeSorted(latencies);
+    Histogram all = new Histogram(3);
+    latencies.forEach(all::add);
     return new Result(
         design.name(),
         threads,
         c.measure().toNanos() / 1e9,
-        sorted.length,
+        all.getTotalCount(),
         failed.sum(),
         window.clearedInUse(),
         window.constructorCalls(),
@@ -136,9 +138,9 @@ final class Churn {
         window.duplicateConstructors(),
         window.maxLive(),
         liveSamples == 0 ? 0 : (double) liveSum / liveSamples,
-        Latencies.percentile(sorted, 50),
-        Latencies.percentile(sorted, 95),
-        Latencies.percentile(sorted, 99),
+        all.getValueAtPercentile(50),
+        all.getValueAtPercentile(95),
+        all.getValueAtPercentile(99),
         new TreeMap<>(byType));
   }
 }

@@ -4,8 +4,8 @@ import java.util.function.BiFunction;
 
 /**
  * The two cold-load workloads: a stampede (many threads, one cold model) and parallel loads (one
- * thread per cold model). Each round builds a fresh world and design, opens a {@link Gate} and
- * counts constructor calls. Not thread-safe: one caller runs one round at a time.
+ * thread per cold model). Each round builds a fresh world and design, opens a {@link StartingGate}
+ * and counts constructor calls. Not thread-safe: one caller runs one round at a time.
  */
 final class ColdLoads {
 
@@ -56,8 +56,8 @@ final class ColdLoads {
     for (int i = 0; i < models; i++) {
       ids[i] = "cold-" + i;
     }
-    Gate.Outcome out =
-        Gate.release(
+    StartingGate.Outcome out =
+        StartingGate.release(
             threads,
             i -> {
               if (!design.serve(ids[i % models], 0)) {

@@ -7,6 +7,8 @@ import dev.modelkeeper.core.BaseModelManager;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.WithFixedSizeCache;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One design under test, behind the calls its users make for one request. Implementations are
@@ -93,9 +95,7 @@ interface Design {
    * on this machine, under every design.
    */
   static Design floor(FakeWorld world, int budget) {
-    java.util.concurrent.ConcurrentHashMap<
-            String, java.util.concurrent.CompletableFuture<FakeModel>>
-        futures = new java.util.concurrent.ConcurrentHashMap<>();
+    ConcurrentHashMap<String, CompletableFuture<FakeModel>> futures = new ConcurrentHashMap<>();
     return new Design() {
       @Override
       public String name() {
@@ -104,9 +104,8 @@ interface Design {
 
       @Override
       public boolean serve(String id, long workNanos) {
-        java.util.concurrent.CompletableFuture<FakeModel> mine =
-            new java.util.concurrent.CompletableFuture<>();
-        java.util.concurrent.CompletableFuture<FakeModel> f = futures.putIfAbsent(id, mine);
+        CompletableFuture<FakeModel> mine = new CompletableFuture<>();
+        CompletableFuture<FakeModel> f = futures.putIfAbsent(id, mine);
         if (f == null) {
           mine.complete(world.create(id));
           f = mine;

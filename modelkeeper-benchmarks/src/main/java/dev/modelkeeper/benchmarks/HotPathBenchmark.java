@@ -8,6 +8,7 @@ import dev.modelkeeper.core.Model;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelManager;
 import dev.modelkeeper.core.WithFixedSizeCache;
+import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -99,7 +100,7 @@ public class HotPathBenchmark {
       String[] ids = ids();
       if ("same".equals(keys)) {
         sequence = new String[SEQUENCE];
-        java.util.Arrays.fill(sequence, ids[0]);
+        Arrays.fill(sequence, ids[0]);
       } else if ("zipf".equals(keys)) {
         sequence =
             new Zipf(MODELS, ZIPF_EXPONENT).keys(ids, SEQUENCE, 1_000L + thread.getThreadIndex());

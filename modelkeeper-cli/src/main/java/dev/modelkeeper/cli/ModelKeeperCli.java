@@ -1,17 +1,10 @@
 package dev.modelkeeper.cli;
 
-import dev.modelkeeper.onnx.ModelArtifact;
-import dev.modelkeeper.onnx.ModelId;
-import dev.modelkeeper.onnx.ModelRepository;
-import dev.modelkeeper.onnx.RepositoryEntry;
-import dev.modelkeeper.server.ServerConfig;
 import java.io.PrintWriter;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine;
@@ -22,11 +15,9 @@ import picocli.CommandLine.Model.OptionSpec;
 /**
  * The {@code modelkeeper} command line: {@code modelkeeper serve [options]}. Every option of a
  * subcommand can also be set with an environment variable {@code MODELKEEPER_<NAME>} (for {@code
- * --max-bytes}: {@code MODELKEEPER_MAX_BYTES}); a flag wins over the variable. An option that is a
- * {@link ServerConfig} setting (its getter named like the option: {@code --max-bytes} is {@code
- * maxBytes()}) takes its default from {@code ServerConfig}, so the help, the server and the
- * README's table (checked by a test) say the same. Not thread-safe: one instance parses one command
- * line.
+ * --max-bytes}: {@code MODELKEEPER_MAX_BYTES}); a flag wins over the variable. The options of a
+ * server setting start at the settings records' defaults, so the help, the server and the README's
+ * table (checked by a test) say the same. Not thread-safe: one instance parses one command line.
  */
 @Command(
     name = "modelkeeper",
@@ -68,6 +59,8 @@ public final class ModelKeeperCli implements Runnable {
             });
     cl.setOut(out);
     cl.setErr(err);
+    Converters.register(cl);
+    cl.setParameterExceptionHandler(badValues(env, err, cl.getParameterExceptionHandler()));
     cl.setDefaultValueProvider(
         argSpec -> {
           String fromEnv = fromEnvironment(env, argSpec);
@@ -103,41 +96,18 @@ public final class ModelKeeperCli implements Runnable {
   }
 
   /**
-   * The default of {@code argSpec} when it is a {@link ServerConfig} setting, written as the option
-   * takes it ({@code 60s}, {@code 32MiB}, {@code 8}); null when it is not a setting (or not a plain
-   * value: a string, number, boolean, duration or list) or has no default (null, an empty list).
+   * The default of {@code argSpec} when it is a server setting, written as the option takes it
+   * ({@code 60s}, {@code 32MiB}, {@code 8}): its field's initial value, which the options take from
+   * the settings records' defaults. Null when it has none (null, an empty list).
    */
   static String serverDefault(ArgSpec argSpec) {
     if (!(argSpec instanceof OptionSpec)) {
       return null;
     }
     OptionSpec option = (OptionSpec) argSpec;
-    String[] words = option.longestName().replaceFirst("^-+", "").split("-");
-    StringBuilder getter = new StringBuilder(words[0]);
-    for (int i = 1; i < words.length; i++) {
-      getter.append(Character.toUpperCase(words[i].charAt(0))).append(words[i].substring(1));
-    }
-    Method method;
-    try {
-      method = ServerConfig.class.getMethod(getter.toString());
-    } catch (NoSuchMethodException e) {
+    Object value = option.initialValue();
+    if (value == null || value instanceof Collection && ((Collection<?>) value).isEmpty()) {
       return null;
-    }
-    Object value;
-    try {
-      value = method.invoke(DefaultConfig.INSTANCE);
-    } catch (IllegalAccessException | InvocationTargetException e) {
-      throw new IllegalStateException("cannot read ServerConfig." + getter + "()", e);
-    }
-    if (value == null || (value instanceof Collection && ((Collection<?>) value).isEmpty())) {
-      return null;
-    }
-    if (!(value instanceof String
-        || value instanceof Number
-        || value instanceof Boolean
-        || value instanceof Duration
-        || value instanceof Collection)) {
-      return null; // not a setting a flag can write, e.g. the repository
     }
     if (value instanceof Duration) {
       Duration d = (Duration) value;
@@ -167,32 +137,32 @@ public final class ModelKeeperCli implements Runnable {
     return text;
   }
 
-  /** The defaults of {@link ServerConfig}: a config built from nothing but a placeholder. */
-  private static final class DefaultConfig {
-    static final ServerConfig INSTANCE = ServerConfig.builder(new NoRepository()).build();
-  }
-
-  /** Stands in for the repository in {@link DefaultConfig}; never asked for models. */
-  private static final class NoRepository implements ModelRepository {
-    @Override
-    public List<RepositoryEntry> list() {
-      return List.of();
-    }
-
-    @Override
-    public RepositoryEntry locate(ModelId id) {
-      throw new UnsupportedOperationException("placeholder repository");
-    }
-
-    @Override
-    public ModelArtifact fetch(ModelId id) {
-      throw new UnsupportedOperationException("placeholder repository");
-    }
-
-    @Override
-    public String location() {
-      return "(none)";
-    }
+  /**
+   * A value an option cannot take, said the way a bad setting is: {@code invalid --max-bytes:
+   * 'lots' is not a size ...}, naming the environment variable when the value came from there.
+   * Other command-line mistakes go to picocli's own handler (the message and the usage).
+   */
+  private static CommandLine.IParameterExceptionHandler badValues(
+      Map<String, String> env, PrintWriter err, CommandLine.IParameterExceptionHandler others) {
+    return (e, args) -> {
+      if (!(e.getCause() instanceof CommandLine.TypeConversionException)
+          || !(e.getArgSpec() instanceof OptionSpec)) {
+        return others.handleParseException(e, args);
+      }
+      String flag = ((OptionSpec) e.getArgSpec()).longestName();
+      String variable = variable(flag);
+      boolean fromEnv =
+          env.containsKey(variable)
+              && Arrays.stream(args).noneMatch(a -> a.equals(flag) || a.startsWith(flag + "="));
+      err.println(
+          "modelkeeper "
+              + e.getCommandLine().getCommandName()
+              + ": invalid "
+              + (fromEnv ? variable + " (" + flag + ")" : flag)
+              + ": "
+              + e.getCause().getMessage());
+      return BAD_CONFIG;
+    };
   }
 
   @Override

@@ -9,9 +9,12 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.onnx.remote.ArtifactDownloadException;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
-import dev.modelkeeper.server.engine.InvalidConfigException;
+import dev.modelkeeper.server.config.InvalidConfigException;
+import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.memory.MemoryGuard;
+import dev.modelkeeper.server.observability.Tracing;
+import dev.modelkeeper.server.request.RequestTracer;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -22,10 +25,10 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -50,27 +53,12 @@ final class ServeCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(
-      names = "--host",
-      paramLabel = "ADDRESS",
-      description =
-          "Interface to listen on, this machine only by default; 0.0.0.0 listens on"
-              + " every interface, e.g. in a container (default: ${DEFAULT-VALUE}).")
-  String host;
-
-  @Option(
-      names = "--port",
-      paramLabel = "PORT",
-      description = "Port to listen on; 0 picks any free port (default: ${DEFAULT-VALUE}).")
-  String port;
-
-  @Option(
-      names = "--grpc-port",
-      paramLabel = "PORT",
-      description =
-          "gRPC port (Open Inference Protocol); 0 picks any free port, -1 turns gRPC"
-              + " off (default: ${DEFAULT-VALUE}).")
-  String grpcPort;
+  @Mixin ServeOptions.NetworkOptions network;
+  @Mixin ServeOptions.SecurityOptions security;
+  @Mixin ServeOptions.BudgetOptions budgets;
+  @Mixin ServeOptions.TimeoutOptions timeouts;
+  @Mixin ServeOptions.SchedulingOptions scheduling;
+  @Mixin ServeOptions.LoadingOptions loading;
 
   @Option(
       names = "--repository",
@@ -87,183 +75,7 @@ final class ServeCommand implements Callable<Integer> {
       description =
           "Where downloaded models and the demo repository are kept; ~ is your home"
               + " folder (default: ${DEFAULT-VALUE}).")
-  String cacheDir;
-
-  @Option(
-      names = "--pre-optimize",
-      defaultValue = "true",
-      paramLabel = "true|false",
-      description =
-          "Keep a pre-optimized form of each model file in <cache-dir>/optimized,"
-              + " written by its first load, so that later loads skip parsing and graph"
-              + " optimization; false loads every model from its file (default: ${DEFAULT-VALUE}).")
-  String preOptimize;
-
-  @Option(
-      names = "--max-models",
-      paramLabel = "N",
-      description = "Most models resident at once (default: ${DEFAULT-VALUE}).")
-  String maxModels;
-
-  @Option(
-      names = "--max-bytes",
-      paramLabel = "SIZE",
-      description =
-          "Most bytes of models resident at once, e.g. 512MB or 4GiB; 0 means no byte"
-              + " budget (default: ${DEFAULT-VALUE}).")
-  String maxBytes;
-
-  @Option(
-      names = "--max-memory",
-      paramLabel = "SIZE",
-      description =
-          "Cap on the whole process's resident memory, Java heap included, e.g. 768MiB or"
-              + " 4GiB; models are charged their measured cost against it. 0 means 80%% of the"
-              + " container's memory limit, else of the machine's memory"
-              + " (default: ${DEFAULT-VALUE}).")
-  String maxMemory;
-
-  @Option(
-      names = "--lifecycle-timeout",
-      paramLabel = "DURATION",
-      description =
-          "How long a request waits for another load or unload of the same model"
-              + " (default: ${DEFAULT-VALUE}).")
-  String lifecycleTimeout;
-
-  @Option(
-      names = "--capacity-timeout",
-      paramLabel = "DURATION",
-      description =
-          "How long a load waits for room when every resident model is busy"
-              + " (default: ${DEFAULT-VALUE}).")
-  String capacityTimeout;
-
-  @Option(
-      names = "--idle-timeout",
-      paramLabel = "DURATION",
-      description =
-          "Unload a model nobody used for this long (never one in use or pinned);"
-              + " 0 means never (default: ${DEFAULT-VALUE}).")
-  String idleTimeout;
-
-  @Option(
-      names = "--drain-timeout",
-      paramLabel = "DURATION",
-      description = "How long an unload waits for running inferences (default: ${DEFAULT-VALUE}).")
-  String drainTimeout;
-
-  @Option(
-      names = "--request-timeout",
-      paramLabel = "DURATION",
-      description =
-          "Longest a request may take before it is answered 503" + " (default: ${DEFAULT-VALUE}).")
-  String requestTimeout;
-
-  @Option(
-      names = "--shutdown-timeout",
-      paramLabel = "DURATION",
-      description = "How long shutdown lets in-flight requests finish (default: ${DEFAULT-VALUE}).")
-  String shutdownTimeout;
-
-  @Option(
-      names = "--max-request-bytes",
-      paramLabel = "SIZE",
-      description = "Largest request body accepted (default: ${DEFAULT-VALUE}).")
-  String maxRequestBytes;
-
-  @Option(
-      names = "--max-inflight-bytes",
-      paramLabel = "SIZE",
-      description =
-          "Most bytes of request bodies and decoded tensors in memory at once; a request"
-              + " that does not fit waits up to --admission-timeout, then gets 503. 0 means a quarter"
-              + " of the maximum heap (default: ${DEFAULT-VALUE}).")
-  String maxInflightBytes;
-
-  @Option(
-      names = "--admission-timeout",
-      paramLabel = "DURATION",
-      description =
-          "How long a request waits for room in --max-inflight-bytes"
-              + " (default: ${DEFAULT-VALUE}).")
-  String admissionTimeout;
-
-  @Option(
-      names = "--body-read-timeout",
-      paramLabel = "DURATION",
-      description =
-          "How long a client has to send a request body or gRPC message (and a new connection"
-              + " its first headers or HTTP/2 preface); slower ones get 408 and are closed, or"
-              + " DEADLINE_EXCEEDED (default: ${DEFAULT-VALUE}).")
-  String bodyReadTimeout;
-
-  @Option(
-      names = "--max-connections",
-      paramLabel = "N",
-      description =
-          "Most connections open at once, REST and gRPC each; more wait to be accepted"
-              + " (default: ${DEFAULT-VALUE}).")
-  String maxConnections;
-
-  @Option(
-      names = "--allowed-origins",
-      split = ",",
-      paramLabel = "ORIGIN",
-      description =
-          "Web origins whose pages may send state-changing requests, e.g."
-              + " https://app.example.com; * allows any. Others carrying an Origin header get 403"
-              + " (default: none).")
-  List<String> allowedOrigins = new ArrayList<>();
-
-  @Option(
-      names = "--worker-threads",
-      paramLabel = "N",
-      description =
-          "Threads for requests that may wait for a load or an unload; at most half"
-              + " this many inferences run their model at once on the thread that received"
-              + " them (default: ${DEFAULT-VALUE}).")
-  String workerThreads;
-
-  @Option(
-      names = "--max-batch-size",
-      paramLabel = "ROWS",
-      description =
-          "Most rows one batched model run concatenates, for models whose config.json"
-              + " sets no max_batch_size; 1 runs every request alone (default: ${DEFAULT-VALUE}).")
-  String maxBatchSize;
-
-  @Option(
-      names = "--max-queue-delay",
-      paramLabel = "DURATION",
-      description =
-          "How long a queued request waits for more rows before a partial batch runs,"
-              + " for models whose config.json sets no max_queue_delay (default: ${DEFAULT-VALUE}).")
-  String maxQueueDelay;
-
-  @Option(
-      names = "--max-concurrency",
-      paramLabel = "N",
-      description =
-          "Most runs of one model at once, for models whose config.json sets no"
-              + " max_concurrency (default: ${DEFAULT-VALUE}).")
-  String maxConcurrency;
-
-  @Option(
-      names = "--max-queue-size",
-      paramLabel = "N",
-      description =
-          "Most requests queued for one model; more are answered 503"
-              + " (default: ${DEFAULT-VALUE}).")
-  String maxQueueSize;
-
-  @Option(
-      names = "--auth-token",
-      paramLabel = "TOKEN",
-      description =
-          "Require 'Authorization: Bearer TOKEN' on management endpoints (/model/*,"
-              + " /v2/repository/*); off when not given.")
-  String authToken;
+  Path cacheDir;
 
   @Option(
       names = "--preload",
@@ -286,12 +98,12 @@ final class ServeCommand implements Callable<Integer> {
       description =
           "How the log on stderr is written: text, or json (one object a line, for log"
               + " shippers) (default: ${DEFAULT-VALUE}).")
-  String logFormat;
+  Logging.Format logFormat;
 
   /** The tracing SDK, when the OTEL_* variables ask for tracing; closed after the server. */
-  private io.opentelemetry.sdk.OpenTelemetrySdk tracing;
+  private OpenTelemetrySdk tracing;
 
-  private io.opentelemetry.sdk.OpenTelemetrySdk tracing() {
+  private OpenTelemetrySdk tracing() {
     if (tracing == null && TracingSetup.wanted(env)) {
       tracing = TracingSetup.start(env);
     }
@@ -337,98 +149,72 @@ final class ServeCommand implements Callable<Integer> {
 
   /** Validates the settings, starts the server and prints the startup summary; never blocks. */
   ModelKeeperServer start() {
-    Logging.configure(parse("log-format", logFormat, Logging.Format::parse));
-    Path cache = path("cache-dir", cacheDir);
-    String repositoryLabel;
-    ModelRepository repo;
-    if (repository == null) {
-      Path demo;
-      try {
-        demo = DemoRepository.materialize(cache.resolve("demo-repository"));
-      } catch (UncheckedIOException e) {
-        throw invalid("cache-dir", e.getMessage(), e);
-      }
-      repo = new LocalModelRepository(demo);
-      repositoryLabel = repo.location() + " (the bundled demo repository)";
-    } else {
-      try {
-        repo = ModelRepositories.open(repository, cache.resolve("artifacts"));
-      } catch (IllegalArgumentException e) {
-        throw invalid("repository", e.getMessage(), e);
-      }
-      repositoryLabel = repo.location();
-    }
-    ServerConfig config;
-    try {
-      config =
-          ServerConfig.builder(repo)
-              .host(host)
-              .port(parse("port", port, Integer::parseInt))
-              .grpcPort(parse("grpc-port", grpcPort, Integer::parseInt))
-              .maxModels(parse("max-models", maxModels, Integer::parseInt))
-              .maxBytes(parse("max-bytes", maxBytes, Sizes::parse))
-              .maxMemory(parse("max-memory", maxMemory, Sizes::parse))
-              .memoryCostsFile(cache.resolve("memory-costs.json"))
-              .optimizedModelsDir(
-                  parse("pre-optimize", preOptimize, ServeCommand::trueOrFalse)
-                      ? cache.resolve("optimized")
-                      : null)
-              .lifecycleTimeout(parse("lifecycle-timeout", lifecycleTimeout, Durations::parse))
-              .capacityTimeout(parse("capacity-timeout", capacityTimeout, Durations::parse))
-              .idleTimeout(parse("idle-timeout", idleTimeout, Durations::parse))
-              .drainTimeout(parse("drain-timeout", drainTimeout, Durations::parse))
-              .requestTimeout(parse("request-timeout", requestTimeout, Durations::parse))
-              .shutdownTimeout(parse("shutdown-timeout", shutdownTimeout, Durations::parse))
-              .maxRequestBytes(parse("max-request-bytes", maxRequestBytes, Sizes::parse))
-              .workerThreads(parse("worker-threads", workerThreads, Integer::parseInt))
-              .maxBatchSize(parse("max-batch-size", maxBatchSize, Integer::parseInt))
-              .maxQueueDelay(parse("max-queue-delay", maxQueueDelay, Durations::parse))
-              .maxConcurrency(parse("max-concurrency", maxConcurrency, Integer::parseInt))
-              .maxQueueSize(parse("max-queue-size", maxQueueSize, Integer::parseInt))
-              .maxInflightBytes(parse("max-inflight-bytes", maxInflightBytes, Sizes::parse))
-              .admissionTimeout(parse("admission-timeout", admissionTimeout, Durations::parse))
-              .bodyReadTimeout(parse("body-read-timeout", bodyReadTimeout, Durations::parse))
-              .maxConnections(parse("max-connections", maxConnections, Integer::parseInt))
-              .allowedOrigins(trimmed(allowedOrigins))
-              .authToken(authToken)
-              .preload(trimmed(preload))
-              .pin(trimmed(pin))
-              .tracing(tracing())
-              .build();
-    } catch (InvalidConfigException e) {
-      throw invalid(e.setting(), e.reason(), e);
-    }
+    Logging.configure(logFormat);
+    Opened opened = openRepository();
+    ServerConfig config = config(opened.repository());
     List<RepositoryEntry> models;
     String unreadable = null;
     try {
-      models = repo.list();
+      models = opened.repository().list();
     } catch (ArtifactDownloadException e) {
       // a remote store that cannot be read now: the server starts and keeps trying (its models
       // answer 503 with the reason until it can be read)
       models = List.of();
       unreadable = e.getMessage();
     } catch (RuntimeException e) {
-      throw invalid("repository", "cannot list " + repo.location() + ": " + e.getMessage(), e);
+      throw invalid("repository", "cannot list " + opened.label() + ": " + e.getMessage(), e);
     }
     // start the inference runtime now: first started by a request in flight during a JVM
     // shutdown, it cannot register its own shutdown hook and that request fails
     OnnxRuntimeState.environment();
-    ModelKeeperServer server;
     try {
-      server = ModelKeeperServer.start(config);
+      ModelKeeperServer server = ModelKeeperServer.start(config);
+      printSummary(server, opened.label(), models, unreadable);
+      return server;
     } catch (InvalidConfigException e) {
       throw invalid(e.setting(), e.reason(), e);
     }
-    printSummary(server, repositoryLabel, models, unreadable);
-    return server;
   }
 
-  /** {@code true} or {@code false}, in any case. */
-  private static boolean trueOrFalse(String value) {
-    if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
-      return Boolean.parseBoolean(value);
+  /** A repository and how the summary names it. */
+  private record Opened(ModelRepository repository, String label) {}
+
+  private Opened openRepository() {
+    if (repository == null) {
+      try {
+        ModelRepository demo =
+            new LocalModelRepository(
+                DemoRepository.materialize(cacheDir.resolve("demo-repository")));
+        return new Opened(demo, demo.location() + " (the bundled demo repository)");
+      } catch (UncheckedIOException e) {
+        throw invalid("cache-dir", e.getMessage(), e);
+      }
     }
-    throw new IllegalArgumentException("'" + value + "' is neither true nor false");
+    try {
+      ModelRepository opened = ModelRepositories.open(repository, cacheDir.resolve("artifacts"));
+      return new Opened(opened, opened.location());
+    } catch (IllegalArgumentException e) {
+      throw invalid("repository", e.getMessage(), e);
+    }
+  }
+
+  private ServerConfig config(ModelRepository repository) {
+    try {
+      return new ServerConfig(
+          repository,
+          null,
+          network.value(),
+          security.value(),
+          budgets.value(cacheDir.resolve("memory-costs.json")),
+          timeouts.value(),
+          scheduling.value(),
+          ServeOptions.trimmed(preload),
+          ServeOptions.trimmed(pin),
+          tracing() != null ? Tracing.to(tracing()) : RequestTracer.OFF,
+          loading.value(cacheDir.resolve("optimized")));
+    } catch (InvalidConfigException e) {
+      throw invalid(e.setting(), e.reason(), e);
+    }
   }
 
   private static String grpcAddress(ModelKeeperServer server) {
@@ -463,18 +249,21 @@ final class ServeCommand implements Callable<Integer> {
             + " for models and their runs");
     out.println(
         "  budget:      "
-            + c.maxModels()
+            + c.budgets().maxModels()
             + " models, "
             + Sizes.format(server.modelBytes())
             + " of model memory"
-            + (c.maxBytes() > 0 ? " (--max-bytes " + Sizes.format(c.maxBytes()) + ")" : "")
+            + (c.budgets().maxBytes() > 0
+                ? " (--max-bytes " + Sizes.format(c.budgets().maxBytes()) + ")"
+                : "")
             + "; costs measured and kept in "
             + server.memoryCosts().file().map(Object::toString).orElse("memory only"));
     out.println(
         "  forms:       "
-            + (c.optimizedModelsDir() != null
-                ? "pre-optimized model forms kept in " + c.optimizedModelsDir()
-                : "off (--pre-optimize false): every model loads from its file"));
+            + c.loading()
+                .optimizedModelsDir()
+                .map(dir -> "pre-optimized model forms kept in " + dir)
+                .orElse("off (--pre-optimize false): every model loads from its file"));
     out.println(
         "  models:      "
             + models.size()
@@ -504,7 +293,7 @@ final class ServeCommand implements Callable<Integer> {
     }
     out.println(
         "  auth:        "
-            + (c.authToken() != null
+            + (c.security().authToken() != null
                 ? "bearer token required on /model/* and /v2/repository/*"
                 : "off"));
     out.println(
@@ -519,47 +308,14 @@ final class ServeCommand implements Callable<Integer> {
                 : "off (set OTEL_EXPORTER_OTLP_ENDPOINT to trace requests)"));
     out.println(
         "  requests:    "
-            + Sizes.format(c.maxRequestBytes())
+            + Sizes.format(c.budgets().maxRequestBytes())
             + " per body, "
-            + Sizes.format(c.effectiveMaxInflightBytes())
+            + Sizes.format(c.budgets().inflightBytes())
             + " in flight");
     out.println("  status page: " + server.url() + "/");
     out.println("  API docs:    " + server.url() + "/v2/docs");
     out.println("  try:         curl " + server.url() + "/v2/health/ready");
     out.flush();
-  }
-
-  private <T> T parse(String setting, String value, Function<String, T> parser) {
-    try {
-      return parser.apply(value.trim());
-    } catch (IllegalArgumentException e) {
-      String reason =
-          e instanceof NumberFormatException
-              ? "'" + value + "' is not a whole number"
-              : e.getMessage();
-      throw invalid(setting, reason, e);
-    }
-  }
-
-  private Path path(String setting, String value) {
-    try {
-      if (value.equals("~") || value.startsWith("~/")) {
-        return Path.of(System.getProperty("user.home"), value.substring(1).replaceFirst("^/", ""));
-      }
-      return Path.of(value);
-    } catch (java.nio.file.InvalidPathException e) {
-      throw invalid(setting, e.getMessage(), e);
-    }
-  }
-
-  private static List<String> trimmed(List<String> ids) {
-    List<String> out = new ArrayList<>();
-    for (String id : ids) {
-      if (!id.isBlank()) {
-        out.add(id.trim());
-      }
-    }
-    return out;
   }
 
   /** A failure naming the flag, and its environment variable when the value came from there. */

@@ -1,6 +1,7 @@
 package dev.modelkeeper.cli;
 
 import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -53,7 +54,7 @@ public final class Sizes {
     }
     BigDecimal bytes = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(unit));
     try {
-      return bytes.setScale(0, java.math.RoundingMode.CEILING).longValueExact();
+      return bytes.setScale(0, RoundingMode.CEILING).longValueExact();
     } catch (ArithmeticException e) {
       throw new IllegalArgumentException("'" + text + "' is too large");
     }

@@ -4,11 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
+import java.lang.reflect.RecordComponent;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -122,35 +121,43 @@ class DefaultsTest {
                 .subcommand()
                 .commandSpec()
                 .userObject();
-    ServerConfig defaults = ServerConfig.builder(new LocalModelRepository(repo)).build();
+    ServerConfig defaults = ServerConfig.of(new LocalModelRepository(repo));
     try (ModelKeeperServer server = serve.start()) {
       ServerConfig fromCli = server.config();
       List<String> differences = new ArrayList<>();
-      for (Method getter : ServerConfig.class.getMethods()) {
-        if (getter.getParameterCount() != 0
-            || Modifier.isStatic(getter.getModifiers())
-            || getter.getDeclaringClass() != ServerConfig.class
-            // the repository and the memory-cost file come from --repository and --cache-dir
-            || Set.of(
-                    "host",
-                    "port",
-                    "grpcPort",
-                    "repository",
-                    "registry",
-                    "memoryCostsFile",
-                    "toString",
-                    "hashCode")
-                .contains(getter.getName())) {
-          continue;
-        }
-        Object cliValue = getter.invoke(fromCli);
-        Object defaultValue = getter.invoke(defaults);
-        if (!Objects.equals(cliValue, defaultValue)) {
-          differences.add(
-              getter.getName() + ": cli " + cliValue + ", ServerConfig " + defaultValue);
-        }
-      }
+      compare("", fromCli, defaults, differences);
       assertThat(differences).isEmpty();
+    }
+  }
+
+  /**
+   * Adds to {@code differences} every setting of {@code cli} that is not the default's, going into
+   * the settings groups; the repository, the memory-cost file, the folder of pre-optimized forms
+   * and the listening address come from the flags the test gives.
+   */
+  private static void compare(String prefix, Record cli, Record defaults, List<String> differences)
+      throws Exception {
+    for (RecordComponent component : cli.getClass().getRecordComponents()) {
+      String name = component.getName();
+      if (Set.of(
+              "host",
+              "port",
+              "grpcPort",
+              "repository",
+              "registry",
+              "memoryCostsFile",
+              "formsDir",
+              "tracer")
+          .contains(name)) {
+        continue;
+      }
+      Object cliValue = component.getAccessor().invoke(cli);
+      Object defaultValue = component.getAccessor().invoke(defaults);
+      if (cliValue instanceof Record) {
+        compare(prefix + name + ".", (Record) cliValue, (Record) defaultValue, differences);
+      } else if (!Objects.equals(cliValue, defaultValue)) {
+        differences.add(prefix + name + ": cli " + cliValue + ", ServerConfig " + defaultValue);
+      }
     }
   }
 }

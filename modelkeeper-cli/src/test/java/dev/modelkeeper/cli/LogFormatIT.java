@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.support.RawHttp2;
+import dev.modelkeeper.testkit.ServerProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -38,7 +39,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class LogFormatIT {
 
-  private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
   private static final Pattern TEXT_LINE =
       Pattern.compile(
           "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}(Z|[+-]\\d\\d:\\d\\d)"
@@ -252,47 +252,15 @@ class LogFormatIT {
   /** As {@link #serve(List, WhileServing)}, with {@code jvmArgs} for the jar's JVM. */
   private List<String> serve(List<String> jvmArgs, List<String> args, WhileServing whileServing)
       throws Exception {
-    Path out = tmp.resolve("stdout.txt");
     Path err = tmp.resolve("stderr.txt");
-    List<String> command =
-        new ArrayList<>(
-            List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-    command.addAll(jvmArgs);
-    command.addAll(
-        List.of(
-            "-jar",
-            "modelkeeper-cli/target/modelkeeper.jar",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--cache-dir",
-            tmp.resolve("cache").toString()));
-    command.addAll(args);
-    Process process =
-        new ProcessBuilder(command)
-            .directory(ROOT.toFile())
-            .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .start();
-    try {
-      await()
-          .atMost(Duration.ofSeconds(120))
-          .until(() -> Files.readString(out).contains("Ready.") || !process.isAlive());
-      assertThat(Files.readString(out))
-          .as("stdout; stderr %s", Files.readString(err))
-          .contains("Ready.");
-      whileServing.run(new Running(Files.readString(out), err));
-    } finally {
-      process.toHandle().destroy(); // SIGTERM: a graceful stop
-      try {
-        process.waitFor(60, TimeUnit.SECONDS);
-      } finally { // also when the test's timeout interrupts the wait
-        if (process.isAlive()) {
-          process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
-      }
+    ServerProcess.Builder builder =
+        ServerProcess.builder().cacheDir(tmp.resolve("cache")).args(args).stderrTo(err);
+    if (!jvmArgs.isEmpty()) {
+      builder.jvm(jvmArgs.toArray(String[]::new));
+    }
+    try (ServerProcess server = builder.start()) {
+      whileServing.run(new Running(String.join("\n", server.output()) + "\n", err));
+      server.stop(Duration.ofMinutes(1)); // SIGTERM: a graceful stop
     }
     List<String> lines = new ArrayList<>();
     for (String line : Files.readAllLines(err, StandardCharsets.UTF_8)) {

@@ -1,9 +1,9 @@
 package dev.modelkeeper.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.modelkeeper.onnx.demo.DemoRepository;
+import dev.modelkeeper.testkit.ServerProcess;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,8 +22,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,8 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class MemoryCapIT {
 
-  private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
-  private static final Pattern SERVING = Pattern.compile("serving http://127\\.0\\.0\\.1:(\\d+)");
   private static final long CAP = 640L << 20;
   private static final Duration CHURN = Duration.ofSeconds(60);
   private static final List<String> COPIES = List.of("convnet-a", "convnet-b", "convnet-c");
@@ -51,42 +47,21 @@ class MemoryCapIT {
   @Test
   void threeConvnetsRotatingAtBatch32_stayUnderTheCap() throws Exception {
     Path repo = repositoryOfConvnetCopies();
-    Path out = tmp.resolve("stdout.txt");
     Path err = tmp.resolve("stderr.txt");
-    Process process =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx128m",
-                "-jar",
-                "modelkeeper-cli/target/modelkeeper.jar",
-                "serve",
-                "--port",
-                "0",
-                "--grpc-port",
-                "-1",
-                "--repository",
-                repo.toString(),
-                "--cache-dir",
-                tmp.resolve("cache").toString(),
-                "--max-memory",
-                (CAP >> 20) + "MiB")
-            .directory(ROOT.toFile())
-            .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .start();
     AtomicLong maxRss = new AtomicLong();
-    Thread sampler = sampler(process.pid(), maxRss);
     Map<Integer, LongAdder> statuses = new ConcurrentHashMap<>();
     String metrics;
-    try {
-      await()
-          .atMost(Duration.ofSeconds(120))
-          .until(() -> Files.readString(out).contains("Ready.") || !process.isAlive());
-      String summary = Files.readString(out);
-      assertThat(summary).as("stdout; stderr %s", Files.readString(err)).contains("Ready.");
-      Matcher m = SERVING.matcher(summary);
-      assertThat(m.find()).isTrue();
-      String base = "http://127.0.0.1:" + m.group(1);
+    Thread sampler = null;
+    try (ServerProcess server =
+        ServerProcess.builder()
+            .jvm("-Xmx128m")
+            .args("--grpc-port", "-1", "--repository", repo.toString())
+            .cacheDir(tmp.resolve("cache"))
+            .args("--max-memory", (CAP >> 20) + "MiB")
+            .stderrTo(err)
+            .start()) {
+      sampler = sampler(server.pid(), maxRss);
+      String base = server.url();
 
       List<Thread> clients = new ArrayList<>();
       long end = System.nanoTime() + CHURN.toNanos();
@@ -102,16 +77,10 @@ class MemoryCapIT {
       }
       metrics = get(base + "/metrics");
     } finally {
-      sampler.interrupt();
-      process.toHandle().destroy();
-      try {
-        process.waitFor(60, TimeUnit.SECONDS);
-      } finally {
-        if (process.isAlive()) {
-          process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
+      if (sampler != null) {
+        sampler.interrupt();
+        sampler.join(5_000);
       }
-      sampler.join(5_000);
     }
     long total = statuses.values().stream().mapToLong(LongAdder::sum).sum();
     System.out.printf(

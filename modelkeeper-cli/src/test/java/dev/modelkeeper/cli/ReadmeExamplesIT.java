@@ -7,19 +7,13 @@ import dev.modelkeeper.cli.readme.LooseMatch;
 import dev.modelkeeper.cli.readme.ReadmeExamples;
 import dev.modelkeeper.cli.readme.ReadmeExamples.Block;
 import dev.modelkeeper.cli.readme.ReadmeExamples.Example;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import dev.modelkeeper.testkit.ServerProcess;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,7 +28,6 @@ class ReadmeExamplesIT {
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
   private static final String QUICK_START =
       "./mvnw -B -q install -DskipTests && java -jar modelkeeper-cli/target/modelkeeper.jar serve";
-  private static final Pattern SERVING = Pattern.compile("ModelKeeper is serving http://(\\S+)");
 
   @TempDir Path cache;
 
@@ -58,24 +51,15 @@ class ReadmeExamplesIT {
     List<String> command = new ArrayList<>(List.of(serve));
     command.set(0, java);
     command.addAll(List.of("--port", "0", "--grpc-port", "0", "--cache-dir", cache.toString()));
-    Process process = new ProcessBuilder(command).directory(ROOT.toFile()).start();
-    List<String> out = new CopyOnWriteArrayList<>();
-    List<String> err = new CopyOnWriteArrayList<>();
-    CountDownLatch ready = new CountDownLatch(1);
-    Thread stdout = drain(process, true, out, ready);
-    Thread stderr = drain(process, false, err, null);
-    try {
-      assertThat(ready.await(180, TimeUnit.SECONDS))
-          .as("server ready; stdout %s stderr %s", out, err)
-          .isTrue();
-      String host = null;
-      for (String line : out) {
-        Matcher m = SERVING.matcher(line);
-        if (m.find()) {
-          host = m.group(1);
-        }
-      }
-      assertThat(host).as("printed URL in %s", out).isNotNull();
+    List<String> out;
+    try (ServerProcess server =
+        ServerProcess.builder()
+            .command(command)
+            .directory(ROOT)
+            .readyTimeout(Duration.ofSeconds(180))
+            .start()) {
+      out = server.output();
+      String host = server.httpAddress();
       assertThat(String.join("\n", out)).contains("bundled demo repository").contains("budget:");
 
       HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -87,41 +71,9 @@ class ReadmeExamplesIT {
         }
       }
       assertThat(problems).as("README examples that answer differently").isEmpty();
-    } finally {
-      process.toHandle().destroy(); // SIGTERM; Process.destroy() would also close our pipes
-      boolean exited = process.waitFor(60, TimeUnit.SECONDS);
-      if (!exited) {
-        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-      }
-      stdout.join(10_000);
-      stderr.join(10_000);
-      assertThat(exited).as("stopped after SIGTERM").isTrue();
+      server.stop(Duration.ofMinutes(1)); // SIGTERM: stopped within the minute, else it fails
+      out = server.output();
     }
-    assertThat(out).as("graceful shutdown, stderr %s", err).contains("Stopped.");
-  }
-
-  private static Thread drain(Process p, boolean stdout, List<String> lines, CountDownLatch ready) {
-    Thread t =
-        new Thread(
-            () -> {
-              try (BufferedReader r =
-                  new BufferedReader(
-                      new InputStreamReader(
-                          stdout ? p.getInputStream() : p.getErrorStream(),
-                          StandardCharsets.UTF_8))) {
-                for (String line; (line = r.readLine()) != null; ) {
-                  lines.add(line);
-                  if (ready != null && line.equals("Ready.")) {
-                    ready.countDown();
-                  }
-                }
-              } catch (java.io.IOException ignored) {
-                // the process ended
-              }
-            },
-            stdout ? "serve-stdout" : "serve-stderr");
-    t.setDaemon(true);
-    t.start();
-    return t;
+    assertThat(out).as("graceful shutdown").contains("Stopped.");
   }
 }

@@ -2,13 +2,15 @@ package dev.modelkeeper.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
-import dev.modelkeeper.server.support.Http;
+import dev.modelkeeper.server.config.ServerConfig;
+import dev.modelkeeper.testkit.Http;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +41,7 @@ class ServeCommandTest {
 
   /** {@code serve} on 127.0.0.1, port 0 (unless {@code more} names them) and a test cache. */
   private static String[] serve(String... more) {
-    List<String> all = new java.util.ArrayList<>(List.of("serve", "--cache-dir", cache.toString()));
+    List<String> all = new ArrayList<>(List.of("serve", "--cache-dir", cache.toString()));
     if (!List.of(more).contains("--host")) {
       all.addAll(List.of("--host", "127.0.0.1"));
     }
@@ -93,15 +95,15 @@ class ServeCommandTest {
     env.put("MODELKEEPER_IDLE_TIMEOUT", "300s");
     try (ModelKeeperServer server = start(serve())) {
       ServerConfig c = server.config();
-      assertThat(c.maxModels()).isEqualTo(3);
-      assertThat(c.maxBytes()).isEqualTo(512_000_000L);
-      assertThat(c.lifecycleTimeout()).isEqualTo(Duration.ofSeconds(5));
-      assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(10));
-      assertThat(c.authToken()).isEqualTo("s3cret");
+      assertThat(c.budgets().maxModels()).isEqualTo(3);
+      assertThat(c.budgets().maxBytes()).isEqualTo(512_000_000L);
+      assertThat(c.timeouts().lifecycle()).isEqualTo(Duration.ofSeconds(5));
+      assertThat(c.timeouts().request()).isEqualTo(Duration.ofSeconds(10));
+      assertThat(c.security().authToken()).isEqualTo("s3cret");
       assertThat(c.preload()).containsExactly("iris", "mlp-small/1");
       assertThat(c.pin()).containsExactly("iris");
-      assertThat(c.workerThreads()).isEqualTo(7);
-      assertThat(c.idleTimeout()).isEqualTo(Duration.ofSeconds(300));
+      assertThat(c.scheduling().workerThreads()).isEqualTo(7);
+      assertThat(c.timeouts().idle()).isEqualTo(Duration.ofSeconds(300));
       assertThat(out.toString())
           .contains("auth:        bearer token")
           .contains("pinned:      iris");
@@ -112,13 +114,13 @@ class ServeCommandTest {
   void serve_withFlagAndEnvironment_flagWins() {
     env.put("MODELKEEPER_MAX_MODELS", "3");
     try (ModelKeeperServer server = start(serve("--max-models", "5"))) {
-      assertThat(server.config().maxModels()).isEqualTo(5);
+      assertThat(server.config().budgets().maxModels()).isEqualTo(5);
     }
   }
 
   @Test
   void serve_withRepositoryFolder_servesIt() throws Exception {
-    Path demo = dev.modelkeeper.onnx.demo.DemoRepository.materialize(cache.resolve("other"));
+    Path demo = DemoRepository.materialize(cache.resolve("other"));
     try (ModelKeeperServer server = start(serve("--repository", demo.toString()))) {
       assertThat(out.toString()).contains("repository:  " + demo.toRealPath());
       assertThat(server.repositoryModels()).hasSize(6);

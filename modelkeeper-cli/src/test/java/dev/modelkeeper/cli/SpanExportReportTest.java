@@ -5,10 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import io.opentelemetry.exporter.internal.FailedExportException;
 import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.common.export.HttpResponse;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.net.ConnectException;
+import java.net.UnknownHostException;
+import java.net.http.HttpTimeoutException;
 import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.Collections;
@@ -97,18 +101,17 @@ class SpanExportReportTest {
 
   @Test
   void reason_namesWhatFailedInWords() {
-    assertThat(
-            SpanExportReport.reason(new RuntimeException(new java.net.UnknownHostException("c"))))
+    assertThat(SpanExportReport.reason(new RuntimeException(new UnknownHostException("c"))))
         .isEqualTo("unknown host c");
-    assertThat(SpanExportReport.reason(new java.net.http.HttpTimeoutException("request timed out")))
+    assertThat(SpanExportReport.reason(new HttpTimeoutException("request timed out")))
         .isEqualTo("timed out");
     assertThat(SpanExportReport.reason(new IllegalStateException("broken pipe")))
         .isEqualTo("broken pipe");
     assertThat(SpanExportReport.reason(null)).isEqualTo("the export failed");
     assertThat(
             SpanExportReport.reason(
-                io.opentelemetry.exporter.internal.FailedExportException.httpFailedWithResponse(
-                    new io.opentelemetry.sdk.common.export.HttpResponse() {
+                FailedExportException.httpFailedWithResponse(
+                    new HttpResponse() {
                       @Override
                       public int getStatusCode() {
                         return 404;

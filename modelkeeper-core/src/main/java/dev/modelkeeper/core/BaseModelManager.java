@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The lifecycle manager: keeps models resident by resolved identifier and serializes every load and
@@ -68,16 +69,14 @@ import java.util.function.Predicate;
  *   <li>Events: listeners hear loading/loaded/loadFailed/removed while the announcing caller still
  *       owns the identifier's lifecycle, so a listener's view follows the registry exactly; a
  *       failed {@code clearCache()} publishes nothing.
- * </ol>
- *
- * <li>Recency: the LRU order ({@link AccessOrder}) holds exactly the entries whose model is
- *     registered: linked by the loading caller before any policy hears {@code loaded} (so before
- *     the entry becomes READY), unlinked by the unloading caller once {@code clearCache()} returned
- *     and every policy heard {@code removed}. So whatever a policy counts as resident is listed by
- *     {@link Residents#leastRecentFirst} (an entry listed outside that span is LOADING or UNLOADING
- *     and evicts as BUSY). Reads reach it through the lossy {@link ReadBuffer}, drained under
- *     {@link #evictionLock} before every victim choice and snapshot, so victims are exact LRU over
- *     the recorded reads; a lost read costs accuracy only.
+ *   <li>Recency: the LRU order ({@link AccessOrder}) holds exactly the entries whose model is
+ *       registered: linked by the loading caller before any policy hears {@code loaded} (so before
+ *       the entry becomes READY), unlinked by the unloading caller once {@code clearCache()}
+ *       returned and every policy heard {@code removed}. So whatever a policy counts as resident is
+ *       listed by {@link Residents#leastRecentFirst} (an entry listed outside that span is LOADING
+ *       or UNLOADING and evicts as BUSY). Reads reach it through the lossy {@link ReadBuffer},
+ *       drained under {@link #evictionLock} before every victim choice and snapshot, so victims are
+ *       exact LRU over the recorded reads; a lost read costs accuracy only.
  * </ol>
  *
  * <h2>Lock order</h2>
@@ -182,13 +181,13 @@ public class BaseModelManager implements ModelManager {
   // ---------------------------------------------------------------- adding and leasing
 
   @Override
-  public void addModel(String modelId, String apiKey) {
+  public void addModel(String modelId, @Nullable String apiKey) {
     addModel(modelId, apiKey, null);
   }
 
   /** Builds the key and delegates; {@code apiKey} is ignored. */
   @Override
-  public void addModel(String modelId, String apiKey, String modelIdAlias) {
+  public void addModel(String modelId, @Nullable String apiKey, @Nullable String modelIdAlias) {
     addModel(ModelKey.of(modelId, modelIdAlias));
   }
 
@@ -198,7 +197,7 @@ public class BaseModelManager implements ModelManager {
   }
 
   @Override
-  public ModelLease acquire(String modelId, String apiKey) {
+  public ModelLease acquire(String modelId, @Nullable String apiKey) {
     return acquire(modelId, apiKey, null);
   }
 
@@ -206,32 +205,31 @@ public class BaseModelManager implements ModelManager {
    * As {@link #acquire(ModelKey)}; the key is built only when the model is not leasable at once.
    */
   @Override
-  public ModelLease acquire(String modelId, String apiKey, String modelIdAlias) {
+  public ModelLease acquire(
+      String modelId, @Nullable String apiKey, @Nullable String modelIdAlias) {
     Objects.requireNonNull(modelId, "modelId");
     LifecycleEntry e = entries.get(modelIdAlias != null ? modelIdAlias : modelId);
     int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
-    if (stripe < 0) {
-      e = obtain(ModelKey.of(modelId, modelIdAlias), true);
-      stripe = callersStripe();
+    if (e != null && stripe >= 0) {
+      return lease(e, stripe);
     }
-    return lease(e, stripe);
+    return lease(obtainLeased(ModelKey.of(modelId, modelIdAlias)), callersStripe());
   }
 
   @Override
   public ModelLease acquire(ModelKey key) {
     LifecycleEntry e = entries.get(key.resolvedId());
     int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
-    if (stripe < 0) {
-      e = obtain(key, true);
-      stripe = callersStripe();
+    if (e != null && stripe >= 0) {
+      return lease(e, stripe);
     }
-    return lease(e, stripe);
+    return lease(obtainLeased(key), callersStripe());
   }
 
   /** Builds the key and delegates; {@code apiKey} is ignored. */
   @Override
   public CompletableFuture<ModelLease> acquireAsync(
-      String modelId, String apiKey, String modelIdAlias) {
+      String modelId, @Nullable String apiKey, @Nullable String modelIdAlias) {
     ModelKey key;
     try {
       key = ModelKey.of(modelId, modelIdAlias);
@@ -245,10 +243,10 @@ public class BaseModelManager implements ModelManager {
   public CompletableFuture<ModelLease> acquireAsync(ModelKey key) {
     LifecycleEntry e = entries.get(key.resolvedId());
     int stripe = e == null ? LifecycleEntry.NO_LEASE : tryLease(e);
-    if (stripe >= 0) {
+    if (e != null && stripe >= 0) {
       return CompletableFuture.completedFuture(lease(e, stripe));
     }
-    return CompletableFuture.supplyAsync(() -> lease(obtain(key, true), callersStripe()), executor);
+    return CompletableFuture.supplyAsync(() -> lease(obtainLeased(key), callersStripe()), executor);
   }
 
   /**
@@ -271,7 +269,7 @@ public class BaseModelManager implements ModelManager {
    */
   private Lease lease(LifecycleEntry e, int stripe) {
     recordRead(e);
-    return leaks.open(this, e, stripe, e.model);
+    return leaks.open(this, e, stripe, Objects.requireNonNull(e.model, "a leased entry's model"));
   }
 
   /** The stripe in which the slow path ({@link #obtain}) counts the lease it takes. */
@@ -406,12 +404,17 @@ public class BaseModelManager implements ModelManager {
     tellListeners("idle of", e.id, l -> l.idle(e.id));
   }
 
+  /** {@link #obtain} asked for a lease: the entry, a lease counted in {@link #callersStripe()}. */
+  private LifecycleEntry obtainLeased(ModelKey key) {
+    return Objects.requireNonNull(obtain(key, true));
+  }
+
   /**
    * The slow path of add and acquire: waits for transitions of the identifier, loads it when
    * absent, and when asked for a lease returns the entry with one counted in {@link
    * #callersStripe()} (else null).
    */
-  private LifecycleEntry obtain(ModelKey key, boolean wantLease) {
+  private @Nullable LifecycleEntry obtain(ModelKey key, boolean wantLease) {
     String id = key.resolvedId();
     LifecycleEntry e = reserve(id);
     try {
@@ -470,10 +473,10 @@ public class BaseModelManager implements ModelManager {
    * counts one (in {@link #callersStripe()}) in the same step that makes it READY, so nothing can
    * evict it between the load and the lease, and returns {@code e} (else null).
    */
-  private LifecycleEntry load(LifecycleEntry e, ModelKey key, boolean wantLease) {
+  private @Nullable LifecycleEntry load(LifecycleEntry e, ModelKey key, boolean wantLease) {
     String modelId = key.modelId();
     long start = ticker.read();
-    Model model = null;
+    @Nullable Model model = null;
     long size = -1;
     RuntimeException failure = null;
     boolean announced = false;
@@ -504,7 +507,7 @@ public class BaseModelManager implements ModelManager {
       // it in the LRU order (while LOADING, evict answers BUSY and READY announces idle), else a
       // load asking for room in between sees a full budget with no victim and is refused.
       link(e);
-      Model loaded = model;
+      Model loaded = Objects.requireNonNull(model);
       long bytes = size;
       tellPolicies("loaded", e.id, p -> p.loaded(e.id, bytes));
       tellListeners("loaded", e.id, l -> l.loaded(e.id, loaded, bytes, took));
@@ -570,7 +573,7 @@ public class BaseModelManager implements ModelManager {
       for (; ; ) {
         CompletableFuture<Void> transition = null;
         CompletableFuture<Void> drained = null;
-        Model model = null;
+        @Nullable Model model = null;
         synchronized (e) {
           ModelState phase = e.phase;
           if (phase == null) {
@@ -605,7 +608,8 @@ public class BaseModelManager implements ModelManager {
         if (drained != null) {
           model = drain(e, drained);
         }
-        unload(e, model, RemovalCause.EXPLICIT);
+        unload(
+            e, Objects.requireNonNull(model, "an UNLOADING entry's model"), RemovalCause.EXPLICIT);
         return;
       }
     } finally {
@@ -638,7 +642,7 @@ public class BaseModelManager implements ModelManager {
       throw new IllegalStateException(impossible);
     }
     CompletableFuture<Void> reopened = null;
-    Model model;
+    @Nullable Model model;
     synchronized (e) {
       if (failure != null && e.drained == drained) {
         e.drained = null;
@@ -656,7 +660,7 @@ public class BaseModelManager implements ModelManager {
       announceIdle(e);
       throw failure;
     }
-    return model;
+    return Objects.requireNonNull(model, "an UNLOADING entry's model");
   }
 
   @Override
@@ -678,7 +682,7 @@ public class BaseModelManager implements ModelManager {
           return EvictionOutcome.BUSY;
         }
         e.begin(UNLOADING, "evict");
-        model = e.model;
+        model = Objects.requireNonNull(e.model, "a READY entry's model");
       }
       try {
         unload(e, model, cause);
@@ -731,7 +735,7 @@ public class BaseModelManager implements ModelManager {
       throw new ModelUnloadException(
           "clearCache() of '" + e.id + "' failed; the model stays registered", failure);
     }
-    (cause.isEviction() ? evictions.get(cause) : removals).increment();
+    (cause.isEviction() ? Objects.requireNonNull(evictions.get(cause)) : removals).increment();
     LOG.log(DEBUG, () -> "removed '" + e.id + "' (" + cause + ")");
   }
 

@@ -3,6 +3,7 @@ package dev.modelkeeper.core;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
+import org.jspecify.annotations.Nullable;
 
 /** Immutable settings of a {@link WithFixedSizeCache}; build with {@link #builder(int)}. */
 public final class CacheOptions {
@@ -12,7 +13,7 @@ public final class CacheOptions {
   private final Duration capacityTimeout;
   private final Duration lockTimeout;
   private final Duration expireAfterIdle;
-  private final ScheduledExecutorService scheduler;
+  private final @Nullable ScheduledExecutorService scheduler;
 
   private CacheOptions(Builder b) {
     this.expireAfterIdle = b.expireAfterIdle;
@@ -57,7 +58,7 @@ public final class CacheOptions {
   }
 
   /** Runs the idle sweep; null (the default) means one shared daemon thread. */
-  public ScheduledExecutorService scheduler() {
+  public @Nullable ScheduledExecutorService scheduler() {
     return scheduler;
   }
 
@@ -76,7 +77,7 @@ public final class CacheOptions {
     private Duration capacityTimeout = Duration.ofSeconds(30);
     private Duration lockTimeout = Duration.ofSeconds(10);
     private Duration expireAfterIdle = Duration.ZERO;
-    private ScheduledExecutorService scheduler;
+    private @Nullable ScheduledExecutorService scheduler;
 
     private Builder(int maxSize) {
       if (maxSize < 1) {

@@ -10,6 +10,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Remembers where open leases were taken and reports each lease held past a threshold once.
@@ -94,7 +95,7 @@ class LeakDetector {
   /** One detector's periodic sweep, holding the detector weakly. */
   private static final class Sweep implements Runnable {
     private final WeakReference<LeakDetector> detector;
-    volatile ScheduledFuture<?> schedule;
+    volatile @Nullable ScheduledFuture<?> schedule;
 
     Sweep(LeakDetector detector) {
       this.detector = new WeakReference<>(detector);

@@ -2,6 +2,7 @@ package dev.modelkeeper.core;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The lease handle of {@link BaseModelManager}. Not thread-safe, like the try-with-resources block
@@ -72,7 +73,7 @@ class Lease implements ModelLease {
     }
 
     /** The leak detector's record of this lease. */
-    Object leakToken;
+    @Nullable Object leakToken;
 
     private volatile int done;
 

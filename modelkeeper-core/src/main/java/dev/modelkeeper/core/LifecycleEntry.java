@@ -1,9 +1,11 @@
 package dev.modelkeeper.core;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One generation of one resolved identifier's lifecycle inside {@link BaseModelManager}. See the
@@ -62,10 +64,10 @@ final class LifecycleEntry {
   private final AtomicLongArray stripes = new AtomicLongArray((STRIPES + 1) * PAD);
 
   /** Null while absent (a retired generation stays absent forever). */
-  volatile ModelState phase;
+  volatile @Nullable ModelState phase;
 
   /** Non-null from a successful construction until {@code clearCache()} has returned. */
-  volatile Model model;
+  volatile @Nullable Model model;
 
   /** This entry's membership of the manager's LRU order (guarded by its eviction lock). */
   final AccessOrder.Node node = new AccessOrder.Node(this);
@@ -75,18 +77,18 @@ final class LifecycleEntry {
 
   /** Completes when the current LOADING, DRAINING or UNLOADING phase ends. */
   @GuardedBy("this")
-  CompletableFuture<Void> transition;
+  @Nullable CompletableFuture<Void> transition;
 
   /** Which operation owns the lifecycle now, for diagnostics. */
   @GuardedBy("this")
-  String holder;
+  @Nullable String holder;
 
   /** Completed by the closer of the last lease while a removal drains. */
   @GuardedBy("this")
-  CompletableFuture<Void> drained;
+  @Nullable CompletableFuture<Void> drained;
 
   @GuardedBy("this")
-  String requestedId;
+  @Nullable String requestedId;
 
   /** Written under {@code this}; read without it for the manager's totals. */
   volatile long sizeBytes = -1;
@@ -214,8 +216,8 @@ final class LifecycleEntry {
    * unlocking.
    */
   @GuardedBy("this")
-  CompletableFuture<Void> end(ModelState next) {
-    CompletableFuture<Void> done = transition;
+  CompletableFuture<Void> end(@Nullable ModelState next) {
+    CompletableFuture<Void> done = Objects.requireNonNull(transition, "no transition to end");
     transition = null;
     holder = null;
     phase = next;

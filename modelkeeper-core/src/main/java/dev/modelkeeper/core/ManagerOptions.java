@@ -3,6 +3,7 @@ package dev.modelkeeper.core;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Immutable settings of a {@link BaseModelManager}; build with {@link #builder()}. Every wait the
@@ -10,13 +11,16 @@ import java.util.concurrent.Executor;
  */
 public final class ManagerOptions {
 
+  /** How many times the first back-off window the longest one is, unless set apart. */
+  public static final int BACKOFF_GROWTH = 60;
+
   private final Duration lifecycleTimeout;
   private final Duration drainTimeout;
   private final Duration failureBackoff;
   private final Duration maxFailureBackoff;
   private final Duration leakThreshold;
   private final Ticker ticker;
-  private final Executor executor;
+  private final @Nullable Executor executor;
 
   private ManagerOptions(Builder b) {
     this.lifecycleTimeout = b.lifecycleTimeout;
@@ -66,7 +70,7 @@ public final class ManagerOptions {
   }
 
   /** Runs {@code acquireAsync} work that cannot complete at once; null means a default pool. */
-  public Executor executor() {
+  public @Nullable Executor executor() {
     return executor;
   }
 
@@ -75,10 +79,10 @@ public final class ManagerOptions {
     private Duration lifecycleTimeout = Duration.ofSeconds(60);
     private Duration drainTimeout = Duration.ofSeconds(30);
     private Duration failureBackoff = Duration.ofSeconds(1);
-    private Duration maxFailureBackoff = Duration.ofSeconds(60);
+    private Duration maxFailureBackoff = failureBackoff.multipliedBy(BACKOFF_GROWTH);
     private Duration leakThreshold = Duration.ZERO;
     private Ticker ticker = Ticker.system();
-    private Executor executor;
+    private @Nullable Executor executor;
 
     private Builder() {}
 
@@ -90,6 +94,12 @@ public final class ManagerOptions {
     public Builder drainTimeout(Duration d) {
       this.drainTimeout = positive("drainTimeout", d);
       return this;
+    }
+
+    /** A first back-off window of {@code initial}, the longest {@link #BACKOFF_GROWTH} times it. */
+    public Builder failureBackoff(Duration initial) {
+      return failureBackoff(
+          initial, notNegative("failureBackoff", initial).multipliedBy(BACKOFF_GROWTH));
     }
 
     public Builder failureBackoff(Duration initial, Duration max) {

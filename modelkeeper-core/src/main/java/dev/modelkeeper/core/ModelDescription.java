@@ -1,5 +1,7 @@
 package dev.modelkeeper.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A snapshot of one model known to a manager.
  *
@@ -13,7 +15,7 @@ package dev.modelkeeper.core;
  */
 public record ModelDescription(
     String modelId,
-    String requestedModelId,
+    @Nullable String requestedModelId,
     ModelState state,
     long sizeBytes,
     int leases,

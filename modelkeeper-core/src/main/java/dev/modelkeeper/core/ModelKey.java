@@ -1,6 +1,7 @@
 package dev.modelkeeper.core;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The identity of a request for a model, resolved once where the request enters: the identifier the
@@ -11,9 +12,9 @@ import java.util.Objects;
 public final class ModelKey {
 
   private final String modelId;
-  private final String alias;
+  private final @Nullable String alias;
 
-  private ModelKey(String modelId, String alias) {
+  private ModelKey(String modelId, @Nullable String alias) {
     this.modelId = Objects.requireNonNull(modelId, "modelId");
     this.alias = alias;
   }
@@ -24,7 +25,7 @@ public final class ModelKey {
   }
 
   /** A key for {@code modelId} registered under {@code alias}; a null alias means none. */
-  public static ModelKey of(String modelId, String alias) {
+  public static ModelKey of(String modelId, @Nullable String alias) {
     return new ModelKey(modelId, alias);
   }
 
@@ -34,7 +35,7 @@ public final class ModelKey {
   }
 
   /** The alias, or null. */
-  public String alias() {
+  public @Nullable String alias() {
     return alias;
   }
 

@@ -3,6 +3,7 @@ package dev.modelkeeper.core;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Keeps models resident by resolved identifier and serializes every load and unload of one
@@ -17,7 +18,7 @@ import java.util.concurrent.CompletableFuture;
 public interface ModelManager {
 
   /** Loads the model unless it is resident; a warm call only records recency. */
-  void addModel(String modelId, String apiKey);
+  void addModel(String modelId, @Nullable String apiKey);
 
   /** As {@link #addModel(String, String, String)} for a key built where the request entered. */
   default void addModel(ModelKey key) {
@@ -35,7 +36,7 @@ public interface ModelManager {
   }
 
   /** As {@link #addModel(String, String)}, registered under {@code modelIdAlias} when not null. */
-  void addModel(String modelId, String apiKey, String modelIdAlias);
+  void addModel(String modelId, @Nullable String apiKey, @Nullable String modelIdAlias);
 
   /**
    * Waits for open leases to close, clears the model and unregisters it. A logged no-op when the
@@ -68,17 +69,18 @@ public interface ModelManager {
   List<ModelDescription> describeModels();
 
   /** Gets or loads the model and leases it, atomically: the lease never sees "not loaded". */
-  ModelLease acquire(String modelId, String apiKey);
+  ModelLease acquire(String modelId, @Nullable String apiKey);
 
-  ModelLease acquire(String modelId, String apiKey, String modelIdAlias);
+  ModelLease acquire(String modelId, @Nullable String apiKey, @Nullable String modelIdAlias);
 
   /**
    * As {@link #acquire(String, String, String)} without blocking the calling thread: a resident
    * model is leased at once, anything else completes on the manager's executor.
    */
-  CompletableFuture<ModelLease> acquireAsync(String modelId, String apiKey, String modelIdAlias);
+  CompletableFuture<ModelLease> acquireAsync(
+      String modelId, @Nullable String apiKey, @Nullable String modelIdAlias);
 
-  default CompletableFuture<ModelLease> acquireAsync(String modelId, String apiKey) {
+  default CompletableFuture<ModelLease> acquireAsync(String modelId, @Nullable String apiKey) {
     return acquireAsync(modelId, apiKey, null);
   }
 

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Delegates every method to the wrapped manager; a subclass overrides only what it changes, so
@@ -20,12 +21,12 @@ public abstract class ModelManagerDecorator implements ModelManager {
   }
 
   @Override
-  public void addModel(String modelId, String apiKey) {
+  public void addModel(String modelId, @Nullable String apiKey) {
     delegate.addModel(modelId, apiKey);
   }
 
   @Override
-  public void addModel(String modelId, String apiKey, String modelIdAlias) {
+  public void addModel(String modelId, @Nullable String apiKey, @Nullable String modelIdAlias) {
     delegate.addModel(modelId, apiKey, modelIdAlias);
   }
 
@@ -80,18 +81,19 @@ public abstract class ModelManagerDecorator implements ModelManager {
   }
 
   @Override
-  public ModelLease acquire(String modelId, String apiKey) {
+  public ModelLease acquire(String modelId, @Nullable String apiKey) {
     return delegate.acquire(modelId, apiKey);
   }
 
   @Override
-  public ModelLease acquire(String modelId, String apiKey, String modelIdAlias) {
+  public ModelLease acquire(
+      String modelId, @Nullable String apiKey, @Nullable String modelIdAlias) {
     return delegate.acquire(modelId, apiKey, modelIdAlias);
   }
 
   @Override
   public CompletableFuture<ModelLease> acquireAsync(
-      String modelId, String apiKey, String modelIdAlias) {
+      String modelId, @Nullable String apiKey, @Nullable String modelIdAlias) {
     return delegate.acquireAsync(modelId, apiKey, modelIdAlias);
   }
 

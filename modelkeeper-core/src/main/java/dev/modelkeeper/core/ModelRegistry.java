@@ -1,5 +1,7 @@
 package dev.modelkeeper.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Maps a resolved model identifier to the factory that builds it. Must be thread-safe: the manager
  * consults it from the loading thread of each identifier.
@@ -12,5 +14,5 @@ public interface ModelRegistry {
    *
    * @throws ModelNotFoundException when the identifier is unknown
    */
-  ModelFactory getModel(String resolvedModelId, String apiKey);
+  ModelFactory getModel(String resolvedModelId, @Nullable String apiKey);
 }

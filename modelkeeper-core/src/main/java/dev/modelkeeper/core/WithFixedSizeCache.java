@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A count budget (and optional byte budget, and optional time-to-idle) with least-recently-used
@@ -426,7 +427,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
    * Evicts idle models, except {@code loadedId} (may be null), while the budget is exceeded (a load
    * turned out larger than predicted, or the outside bytes grew); never waits.
    */
-  private void trim(String loadedId) {
+  private void trim(@Nullable String loadedId) {
     for (String victim : residents.leastRecentFirst()) {
       lockOrTimeout();
       try {
@@ -589,7 +590,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
    */
   private static final class IdleSweep implements Runnable {
     private final WeakReference<WithFixedSizeCache> cache;
-    volatile ScheduledFuture<?> schedule;
+    volatile @Nullable ScheduledFuture<?> schedule;
 
     private IdleSweep(WithFixedSizeCache cache) {
       this.cache = new WeakReference<>(cache);

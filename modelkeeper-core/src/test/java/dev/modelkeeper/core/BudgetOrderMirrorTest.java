@@ -8,6 +8,7 @@ import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.TestRegistry;
 import java.time.Duration;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -129,7 +130,7 @@ class BudgetOrderMirrorTest {
     cache.addModel("pinned", "k");
     cache.pin("pinned");
 
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> cache.addModel("other", "k"))
+    Assertions.assertThatThrownBy(() -> cache.addModel("other", "k"))
         .isInstanceOf(CapacityExceededException.class)
         .hasMessageContaining("nothing can be evicted");
     assertThat(cache.stats().capacityWaits()).isZero();

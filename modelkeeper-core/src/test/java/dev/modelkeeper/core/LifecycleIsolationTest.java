@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.modelkeeper.core.testkit.Async;
+import dev.modelkeeper.core.testkit.Evictions;
 import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.TestRegistry;
@@ -109,7 +110,7 @@ class LifecycleIsolationTest {
         // unknown IDs leave nothing behind
       }
       cache.remove("never-loaded");
-      dev.modelkeeper.core.testkit.Evictions.of(cache).evict("c", RemovalCause.COUNT_BUDGET);
+      Evictions.of(cache).evict("c", RemovalCause.COUNT_BUDGET);
     }
 
     assertThat(base.lifecycleTable()).containsExactly("b");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.modelkeeper.core.testkit.Async;
+import dev.modelkeeper.core.testkit.Evictions;
 import dev.modelkeeper.core.testkit.FakeTicker;
 import dev.modelkeeper.core.testkit.LifecycleMonitor;
 import dev.modelkeeper.core.testkit.LogCapture;
@@ -13,6 +14,7 @@ import dev.modelkeeper.core.testkit.TestRegistry;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -42,7 +44,7 @@ class LogsAndThreadsTest {
       manager.remove("never-loaded");
       manager.remove("a");
       manager.addModel("a", "key");
-      dev.modelkeeper.core.testkit.Evictions.of(manager).evict("a", RemovalCause.COUNT_BUDGET);
+      Evictions.of(manager).evict("a", RemovalCause.COUNT_BUDGET);
 
       assertThat(log.messages(Level.FINE))
           .containsExactly(
@@ -125,9 +127,7 @@ class LogsAndThreadsTest {
     BaseModelManager manager = manager();
     manager.addModel("a", "key");
     try (LogCapture log = LogCapture.of(BaseModelManager.class)) {
-      assertThat(
-              dev.modelkeeper.core.testkit.Evictions.of(manager)
-                  .evict("a", RemovalCause.COUNT_BUDGET))
+      assertThat(Evictions.of(manager).evict("a", RemovalCause.COUNT_BUDGET))
           .isEqualTo(EvictionOutcome.FAILED);
 
       LogCapture.Entry warning = log.first(e -> e.level() == Level.WARNING);
@@ -235,7 +235,7 @@ class LogsAndThreadsTest {
             ManagerOptions.builder().ticker(ticker).drainTimeout(Duration.ofMillis(200)).build());
     manager.addModel("a", "key");
     // one thread per lease-count stripe (thread IDs decide the stripe)
-    Map<Integer, Thread> byStripe = new java.util.TreeMap<>();
+    Map<Integer, Thread> byStripe = new TreeMap<>();
     for (int i = 0; i < 10_000 && byStripe.size() < LifecycleEntry.STRIPES; i++) {
       Thread t =
           new Thread(

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
@@ -236,7 +237,7 @@ class ManagerContractTest {
         callers.add(Async.run("add-" + i, () -> manager.addModel("a", "key")));
       }
       gate.awaitEntered();
-      org.awaitility.Awaitility.await().until(() -> base.reservations("a") == 4);
+      Awaitility.await().until(() -> base.reservations("a") == 4);
       gate.open();
       for (Async<Void> c : callers) {
         c.join();
@@ -257,7 +258,7 @@ class ManagerContractTest {
       gate.awaitEntered();
       Async<Void> joiner1 = Async.run("joiner-1", () -> manager.addModel("a", "key"));
       Async<ModelLease> joiner2 = Async.call("joiner-2", () -> manager.acquire("a", "key"));
-      org.awaitility.Awaitility.await().until(() -> base.reservations("a") == 3);
+      Awaitility.await().until(() -> base.reservations("a") == 3);
       gate.open();
 
       Throwable f0 = loader.joinFailure();

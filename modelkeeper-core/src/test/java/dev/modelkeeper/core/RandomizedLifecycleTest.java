@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.Test;
 
@@ -44,7 +45,7 @@ class RandomizedLifecycleTest {
         new WithFixedSizeCache(
             new ModelManagerDecorator(base) {},
             CacheOptions.builder(3).capacityTimeout(Duration.ofSeconds(5)).build());
-    List<Throwable> surprises = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Throwable> surprises = new CopyOnWriteArrayList<>();
 
     List<Async<Void>> workers = new ArrayList<>();
     for (int t = 0; t < THREADS; t++) {

@@ -10,9 +10,11 @@ import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.onnx.demo.IrisDataset;
 import dev.modelkeeper.onnx.demo.Mlp;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,7 +45,7 @@ class DemoModelsTest {
   private static Map<String, Tensor> infer(String id, Tensor... inputs) {
     try (ModelLease lease = manager.acquire(id, null)) {
       InferenceModel model = (InferenceModel) lease.model();
-      java.util.LinkedHashMap<String, Tensor> map = new java.util.LinkedHashMap<>();
+      LinkedHashMap<String, Tensor> map = new LinkedHashMap<>();
       for (Tensor t : inputs) {
         map.put(t.name(), t);
       }
@@ -93,7 +95,7 @@ class DemoModelsTest {
     int batch = 3;
     int in = mlp.sizes()[0];
     float[] x = new float[batch * in];
-    java.util.SplittableRandom r = new java.util.SplittableRandom(7);
+    SplittableRandom r = new SplittableRandom(7);
     for (int i = 0; i < x.length; i++) {
       x[i] = (float) r.nextDouble(-2, 2);
     }

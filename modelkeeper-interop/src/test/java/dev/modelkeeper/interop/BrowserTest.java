@@ -2,6 +2,7 @@ package dev.modelkeeper.interop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.testkit.ServerProcess;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +31,7 @@ class BrowserTest {
   static void startServer() throws Exception {
     browser =
         DebianPackages.require(List.of("chromium", "chromedriver"), "chromium", "chromium-driver");
-    server = ServerProcess.start(cache);
+    server = ServerProcess.builder().cacheDir(cache).start();
   }
 
   @AfterAll
@@ -43,7 +44,8 @@ class BrowserTest {
   @Test
   void pages_inChromium_loadAndUpdate_withoutConsoleErrors() throws Exception {
     Processes.Outcome run =
-        server.pytest(
+        Pytest.run(
+            server,
             "test_browser.py",
             Map.of(
                 "MK_CHROMIUM", browser.get(0).toString(),

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * A real OpenTelemetry Collector (OTLP over HTTP in, the debug exporter out), built once by {@code
@@ -109,8 +110,7 @@ final class Collector implements AutoCloseable {
    * Waits until what the collector printed satisfies {@code done}, woken by each line it prints,
    * for at most {@code timeout}; returns the output either way.
    */
-  String awaitLog(java.util.function.Predicate<String> done, Duration timeout)
-      throws InterruptedException {
+  String awaitLog(Predicate<String> done, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     synchronized (log) {
       while (!done.test(log.toString())) {

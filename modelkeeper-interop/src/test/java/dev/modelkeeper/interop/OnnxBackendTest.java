@@ -2,6 +2,7 @@ package dev.modelkeeper.interop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.testkit.ServerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -57,8 +58,10 @@ class OnnxBackendTest {
     assertThat(m.find()).as("the reference run's summary").isTrue();
     assertThat(Integer.parseInt(m.group(1))).isGreaterThanOrEqualTo(MIN_PASSING_ON_ORT);
     server =
-        ServerProcess.start(
-            Files.createDirectories(dir.resolve("cache")), "--repository", repository.toString());
+        ServerProcess.builder()
+            .cacheDir(Files.createDirectories(dir.resolve("cache")))
+            .args("--repository", repository.toString())
+            .start();
   }
 
   @AfterAll
@@ -71,7 +74,8 @@ class OnnxBackendTest {
   @Test
   void nodeTests_overHttpBinaryHttpJsonAndGrpc_passWhereOnnxRuntimePasses() throws Exception {
     Processes.Outcome run =
-        server.pytest(
+        Pytest.run(
+            server,
             "test_onnx_backend.py",
             Map.of(
                 "MK_REPO", repository.toRealPath().toString(), "MK_MANIFEST", manifest.toString()));

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.writer.OnnxGraphBuilder;
+import dev.modelkeeper.testkit.ServerProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -45,8 +46,11 @@ class OnnxRuntimeJsonLogTest {
     Path repo = repository(tmp.resolve("repo"));
     Path log = tmp.resolve("stderr.log");
     ServerProcess server =
-        ServerProcess.startLoggingTo(
-            log, tmp.resolve("cache"), "--repository", repo.toString(), "--log-format", "json");
+        ServerProcess.builder()
+            .stderrTo(log)
+            .cacheDir(tmp.resolve("cache"))
+            .args("--repository", repo.toString(), "--log-format", "json")
+            .start();
     try {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
       String base = "http://" + server.httpAddress();
@@ -64,7 +68,7 @@ class OnnxRuntimeJsonLogTest {
           .as("matmul-mismatch cannot run these inputs: the client's answer, not a log line")
           .isEqualTo(400);
     } finally {
-      server.stopAndWait();
+      server.stop(Duration.ofMinutes(1));
     }
 
     ObjectMapper json = new ObjectMapper();

@@ -2,6 +2,7 @@ package dev.modelkeeper.interop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.testkit.ServerProcess;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +28,7 @@ class OpenApiTest {
 
   @BeforeAll
   static void startServer() throws Exception {
-    server = ServerProcess.start(cache);
+    server = ServerProcess.builder().cacheDir(cache).start();
   }
 
   @AfterAll
@@ -39,7 +40,7 @@ class OpenApiTest {
 
   @Test
   void schemathesis_againstThePackagedJar_findsNothingUndocumented() throws Exception {
-    Processes.Outcome run = server.pytest("test_openapi.py", Map.of());
+    Processes.Outcome run = Pytest.run(server, "test_openapi.py", Map.of());
     assertThat(run.exitCode()).as("pytest exit code; its output is above in the log").isZero();
     assertThat(run.output())
         .contains("test_document_is_valid_openapi PASSED")

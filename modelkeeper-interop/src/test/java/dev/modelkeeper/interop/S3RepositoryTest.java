@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.onnx.testkit.S3Store;
+import dev.modelkeeper.testkit.ServerProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -87,21 +89,17 @@ class S3RepositoryTest {
               .toList();
     }
     try (ServerProcess a =
-            ServerProcess.start(
-                cache,
-                credentials(S3Store.SECRET),
-                "--repository",
-                repository,
-                "--auth-token",
-                TOKEN);
+            ServerProcess.builder()
+                .cacheDir(cache)
+                .env(credentials(S3Store.SECRET))
+                .args("--repository", repository, "--auth-token", TOKEN)
+                .start();
         ServerProcess b =
-            ServerProcess.start(
-                cache,
-                credentials(S3Store.SECRET),
-                "--repository",
-                repository,
-                "--auth-token",
-                TOKEN)) {
+            ServerProcess.builder()
+                .cacheDir(cache)
+                .env(credentials(S3Store.SECRET))
+                .args("--repository", repository, "--auth-token", TOKEN)
+                .start()) {
       // every model (its highest version), loaded by both servers at once
       List<CompletableFuture<HttpResponse<String>>> loads = new ArrayList<>();
       for (String name : models) {
@@ -134,7 +132,7 @@ class S3RepositoryTest {
       }
       List<String> downloads = new ArrayList<>();
       for (ServerProcess s : List.of(a, b)) {
-        s.log().stream().filter(l -> l.contains("downloaded s3://")).forEach(downloads::add);
+        s.output().stream().filter(l -> l.contains("downloaded s3://")).forEach(downloads::add);
       }
       assertThat(downloads)
           .as("one download per model between both servers")
@@ -148,13 +146,11 @@ class S3RepositoryTest {
   @Test
   void aWrongSecret_isNamedOnce_andAnswered503() throws Exception {
     try (ServerProcess s =
-        ServerProcess.start(
-            Files.createDirectories(dir.resolve("wrong-secret-cache")),
-            credentials("not-the-secret"),
-            "--repository",
-            repository,
-            "--auth-token",
-            TOKEN)) {
+        ServerProcess.builder()
+            .cacheDir(Files.createDirectories(dir.resolve("wrong-secret-cache")))
+            .env(credentials("not-the-secret"))
+            .args("--repository", repository, "--auth-token", TOKEN)
+            .start()) {
       HttpResponse<String> r = null;
       for (int i = 0; i < 3; i++) {
         r =
@@ -167,29 +163,27 @@ class S3RepositoryTest {
       assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
       assertThat(r.body()).contains("refused the credentials (SignatureDoesNotMatch)");
       // one WARN line for the problem, however many requests meet it
-      assertThat(s.log())
+      assertThat(s.output())
           .filteredOn(l -> l.contains("refused the credentials") && l.contains(" WARN "))
           .hasSize(1);
-      assertThat(s.log())
+      assertThat(s.output())
           .filteredOn(l -> l.contains("refused the credentials"))
           .noneSatisfy(l -> assertThat(l).contains("Exception"));
-      assertThat(s.log()).noneSatisfy(l -> assertThat(l).startsWith("\tat "));
+      assertThat(s.output()).noneSatisfy(l -> assertThat(l).startsWith("\tat "));
     }
   }
 
   @Test
   void awsEndpointUrl_pointsPlainBucketLocationsAtTheStore() throws Exception {
-    Map<String, String> env = new java.util.HashMap<>(credentials(S3Store.SECRET));
+    Map<String, String> env = new HashMap<>(credentials(S3Store.SECRET));
     env.put("AWS_ENDPOINT_URL", "http://localhost:" + store.port());
     env.put("AWS_REGION", "eu-west-1");
     try (ServerProcess s =
-        ServerProcess.start(
-            Files.createDirectories(dir.resolve("endpoint-cache")),
-            env,
-            "--repository",
-            "s3://models/demo",
-            "--auth-token",
-            TOKEN)) {
+        ServerProcess.builder()
+            .cacheDir(Files.createDirectories(dir.resolve("endpoint-cache")))
+            .env(env)
+            .args("--repository", "s3://models/demo", "--auth-token", TOKEN)
+            .start()) {
       HttpResponse<String> r =
           post(
               s,
@@ -197,7 +191,8 @@ class S3RepositoryTest {
               "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],"
                   + "\"data\":[5.1,3.5,1.4,0.2]}]}");
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-      assertThat(s.log()).anySatisfy(l -> assertThat(l).contains("repository:  s3://models/demo"));
+      assertThat(s.output())
+          .anySatisfy(l -> assertThat(l).contains("repository:  s3://models/demo"));
     }
   }
 }

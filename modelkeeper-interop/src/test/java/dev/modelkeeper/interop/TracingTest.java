@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.InferTensorContents;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
+import dev.modelkeeper.testkit.ServerProcess;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -56,12 +58,14 @@ class TracingTest {
   static void start() throws Exception {
     collector = Collector.start(dir);
     server =
-        ServerProcess.start(
-            dir.resolve("cache"),
-            Map.of(
-                "OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint(),
-                "OTEL_SERVICE_NAME", "modelkeeper-tracing-test",
-                "OTEL_BSP_SCHEDULE_DELAY", "100"));
+        ServerProcess.builder()
+            .cacheDir(dir.resolve("cache"))
+            .env(
+                Map.of(
+                    "OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint(),
+                    "OTEL_SERVICE_NAME", "modelkeeper-tracing-test",
+                    "OTEL_BSP_SCHEDULE_DELAY", "100"))
+            .start();
   }
 
   @AfterAll
@@ -193,14 +197,15 @@ class TracingTest {
   @Test
   void collectorUnreachable_oneWarningLineNamingIt_noStackTrace() throws Exception {
     int closed;
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+    try (ServerSocket s = new ServerSocket(0)) {
       closed = s.getLocalPort(); // nothing listens there once it is closed
     }
     String endpoint = "http://127.0.0.1:" + closed;
     ServerProcess lonely =
-        ServerProcess.start(
-            dir.resolve("cache-unreachable"),
-            Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, "OTEL_BSP_SCHEDULE_DELAY", "100"));
+        ServerProcess.builder()
+            .cacheDir(dir.resolve("cache-unreachable"))
+            .env(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, "OTEL_BSP_SCHEDULE_DELAY", "100"))
+            .start();
     try {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
       for (int i = 0; i < 3; i++) {
@@ -223,9 +228,10 @@ class TracingTest {
         }
       }
     } finally {
-      lonely.stopAndWait(); // the last spans fail again at shutdown; all output is in by now
+      lonely.stop(
+          Duration.ofMinutes(1)); // the last spans fail again at shutdown; all output is in by now
     }
-    List<String> log = lonely.log();
+    List<String> log = lonely.output();
     assertThat(log.stream().filter(l -> l.contains("tracing: could not send")))
         .as("one line, not one per batch")
         .hasSize(1);

@@ -2,6 +2,7 @@ package dev.modelkeeper.interop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.testkit.ServerProcess;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -30,7 +31,7 @@ class TritonClientTest {
 
   @BeforeAll
   static void startServer() throws Exception {
-    server = ServerProcess.start(cache, "--auth-token", TOKEN);
+    server = ServerProcess.builder().cacheDir(cache).args("--auth-token", TOKEN).start();
   }
 
   @AfterAll
@@ -42,7 +43,7 @@ class TritonClientTest {
 
   @Test
   void tritonclient_overHttpBinaryHttpJsonAndGrpc_passesEveryCase() throws Exception {
-    Processes.Outcome run = server.pytest("test_tritonclient.py", Map.of("MK_TOKEN", TOKEN));
+    Processes.Outcome run = Pytest.run(server, "test_tritonclient.py", Map.of("MK_TOKEN", TOKEN));
     assertThat(run.exitCode()).as("pytest exit code; its output is above in the log").isZero();
     // every protocol ran: a skipped or deselected protocol would leave its cases out
     assertThat(run.output())

@@ -2,6 +2,7 @@ package dev.modelkeeper.interop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.testkit.ServerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -32,12 +33,10 @@ class TritonRepositoryTest {
   static void startServer() throws Exception {
     Path repository = TritonRepository.write(Files.createDirectories(dir.resolve("models")));
     server =
-        ServerProcess.start(
-            Files.createDirectories(dir.resolve("cache")),
-            "--repository",
-            repository.toString(),
-            "--auth-token",
-            TOKEN);
+        ServerProcess.builder()
+            .cacheDir(Files.createDirectories(dir.resolve("cache")))
+            .args("--repository", repository.toString(), "--auth-token", TOKEN)
+            .start();
   }
 
   @AfterAll
@@ -49,7 +48,8 @@ class TritonRepositoryTest {
 
   @Test
   void tritonclient_servesTheTritonLayoutUnchanged() throws Exception {
-    Processes.Outcome run = server.pytest("test_triton_repository.py", Map.of("MK_TOKEN", TOKEN));
+    Processes.Outcome run =
+        Pytest.run(server, "test_triton_repository.py", Map.of("MK_TOKEN", TOKEN));
     assertThat(run.exitCode()).as("pytest exit code; its output is above in the log").isZero();
     assertThat(run.output())
         .contains("test_addsub_infers[http] PASSED")
@@ -59,7 +59,7 @@ class TritonRepositoryTest {
 
   @Test
   void startup_flagsTheBrokenConfig_withItsLine_andNoStackTrace() {
-    assertThat(server.log())
+    assertThat(server.output())
         .anySatisfy(
             line ->
                 assertThat(line)

@@ -2,6 +2,7 @@ package dev.modelkeeper.interop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.testkit.ServerProcess;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -13,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
@@ -52,14 +52,11 @@ class UnknownModelCapTest {
         Files.createDirectories(repository.resolve("small/1")).resolve("model.onnx"));
 
     try (ServerProcess server =
-        ServerProcess.start(
-            Files.createDirectories(dir.resolve("cache")),
-            "-Xmx256m",
-            Map.of(),
-            "--repository",
-            repository.toString(),
-            "--max-memory",
-            "1GiB")) {
+        ServerProcess.builder()
+            .jvm("-Xmx256m")
+            .cacheDir(Files.createDirectories(dir.resolve("cache")))
+            .args("--repository", repository.toString(), "--max-memory", "1GiB")
+            .start()) {
       List<long[]> samples = Collections.synchronizedList(new ArrayList<>()); // {nanos, rss}
       AtomicBoolean sampling = new AtomicBoolean(true);
       Thread sampler =

@@ -2,11 +2,11 @@ package dev.modelkeeper.onnx;
 
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.WireFormat;
+import java.io.FileInputStream;
 import java.io.IOException;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
+import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.HashSet;
 import java.util.Set;
 
@@ -14,8 +14,9 @@ import java.util.Set;
  * What a model file declares about its graph inputs that ONNX Runtime's Java API does not tell:
  * which inputs declare no shape at all (a tensor of any rank, which the Java API reports like a
  * scalar), and which inputs have a default value, an initializer of the same name. Read from the
- * file's {@code ModelProto} by walking its fields (numbers as in ONNX's {@code onnx.proto}) over a
- * memory mapping, skipping everything else, so weights are never read. Immutable and thread-safe.
+ * file's {@code ModelProto} by walking its fields (numbers as in ONNX's {@code onnx.proto}) from a
+ * file stream that seeks past everything else, so weights are neither read nor kept mapped.
+ * Immutable and thread-safe.
  *
  * @param shapeless inputs whose type declares no shape
  * @param withDefaults inputs that an initializer of the same name gives a default
@@ -42,12 +43,12 @@ record GraphInputs(Set<String> shapeless, Set<String> withDefaults) {
    * @throws IOException when it cannot be read or is not a protobuf message
    */
   static GraphInputs read(Path modelFile) throws IOException {
-    try (FileChannel channel = FileChannel.open(modelFile, StandardOpenOption.READ)) {
-      if (channel.size() > Integer.MAX_VALUE) {
-        return NONE; // more than one mapping: a model that large keeps its weights outside
-      }
-      MappedByteBuffer bytes = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size());
-      CodedInputStream in = CodedInputStream.newInstance(bytes);
+    if (Files.size(modelFile) > Integer.MAX_VALUE) {
+      return NONE; // past what one protobuf message holds: a model that large keeps weights outside
+    }
+    // a file stream skips the weights by seeking, so they are neither read nor kept mapped
+    try (InputStream file = new FileInputStream(modelFile.toFile())) {
+      CodedInputStream in = CodedInputStream.newInstance(file);
       in.setSizeLimit(Integer.MAX_VALUE);
       Set<String> inputs = new HashSet<>();
       Set<String> shapeless = new HashSet<>();

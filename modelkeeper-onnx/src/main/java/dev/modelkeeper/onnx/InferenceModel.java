@@ -37,7 +37,6 @@ public interface InferenceModel extends Model {
     return ModelConfig.EMPTY;
   }
 
-  /** Runs the model and returns every output. */
   /**
    * The working memory, in bytes, one run of {@code rows} rows takes on top of {@link #sizeBytes()}
    * (the first dimension of a batched request; 1 otherwise); 0 when unknown. Cheap, never blocks.
@@ -46,6 +45,7 @@ public interface InferenceModel extends Model {
     return 0;
   }
 
+  /** Runs the model and returns every output. */
   default Map<String, Tensor> infer(Map<String, Tensor> inputs) {
     return infer(inputs, Set.of());
   }

@@ -2,6 +2,7 @@ package dev.modelkeeper.onnx;
 
 import dev.modelkeeper.core.ModelNotFoundException;
 import dev.modelkeeper.core.ModelUnservableException;
+import dev.modelkeeper.onnx.triton.ModelOutput;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
@@ -432,7 +433,7 @@ public final class LocalModelRepository implements ModelRepository {
   /** The label files a {@code config.pbtxt} names. */
   private static List<Path> labelFiles(ModelConfig config, Path modelDir) {
     List<Path> out = new ArrayList<>();
-    for (dev.modelkeeper.onnx.triton.ModelOutput o : config.declared().triton().getOutputList()) {
+    for (ModelOutput o : config.declared().triton().getOutputList()) {
       if (!o.getLabelFilename().isEmpty()) {
         out.add(modelDir.resolve(o.getLabelFilename()).normalize());
       }

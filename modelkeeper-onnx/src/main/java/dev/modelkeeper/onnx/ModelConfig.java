@@ -21,6 +21,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -494,7 +495,7 @@ public record ModelConfig(
     if (type == boolean.class || type == Boolean.class) {
       return ": expected true or false";
     }
-    if (java.util.Collection.class.isAssignableFrom(type) || type.isArray()) {
+    if (Collection.class.isAssignableFrom(type) || type.isArray()) {
       return ": expected a list";
     }
     return ": expected an object";

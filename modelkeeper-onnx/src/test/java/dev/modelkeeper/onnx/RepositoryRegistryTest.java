@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -211,7 +212,7 @@ class RepositoryRegistryTest {
 
   @Test
   void configJson_roundTrips() {
-    ModelConfig c = new ModelConfig("a \"b\"\n\u0001", java.util.List.of("x", "y"), 42);
+    ModelConfig c = new ModelConfig("a \"b\"\n\u0001", List.of("x", "y"), 42);
     assertThat(ModelConfig.parse(c.toJson())).isEqualTo(c);
     assertThatThrownBy(() -> ModelConfig.parse("{\"a\": 1,}"))
         .isInstanceOf(IllegalArgumentException.class);
@@ -225,7 +226,7 @@ class RepositoryRegistryTest {
             "{\"max_batch_size\": 32, \"max_queue_delay\": 500, \"preferred_batch_sizes\": [8, 16],"
                 + " \"max_concurrency\": 2, \"intra_op_threads\": 3, \"inter_op_threads\": 4}");
     assertThat(c.execution())
-        .isEqualTo(new ModelConfig.Execution(32, 500, java.util.List.of(8, 16), 2, 3, 4));
+        .isEqualTo(new ModelConfig.Execution(32, 500, List.of(8, 16), 2, 3, 4));
     assertThat(ModelConfig.parse(c.toJson())).isEqualTo(c);
     assertThat(ModelConfig.parse("{}").execution()).isEqualTo(ModelConfig.Execution.DEFAULTS);
     // 0 is Triton's "no batch dimension"; below that is refused

@@ -3,10 +3,14 @@ package dev.modelkeeper.onnx;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -141,10 +145,9 @@ class TritonConfigTest {
     Files.copy(
         TestRepos.modelFile("iris", "1"),
         version.resolve("model.onnx"),
-        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        StandardCopyOption.REPLACE_EXISTING);
     Files.writeString(root.resolve("iris/config.pbtxt"), config);
-    java.nio.ByteBuffer row =
-        java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer row = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
     row.putFloat(5.1f).putFloat(3.5f).putFloat(1.4f).putFloat(0.2f);
     Files.write(
         Files.createDirectories(root.resolve("iris/warmup")).resolve("iris.bin"), row.array());
@@ -172,7 +175,7 @@ class TritonConfigTest {
                     input
                         + "model_warmup [ { name: \"wide\" batch_size: 1 inputs { key: \"input\""
                         + " value: { data_type: TYPE_FP32 dims: [ 5 ] zero_data: true } } } ]\n"))
-        .isInstanceOf(dev.modelkeeper.core.ModelLoadException.class)
+        .isInstanceOf(ModelLoadException.class)
         .hasMessageContaining("config.pbtxt: model_warmup 'wide' of 'iris/1' failed: ")
         .hasMessageContaining("has shape [1, 5]");
     assertThatThrownBy(

@@ -3,6 +3,7 @@ package dev.modelkeeper.scaleout;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -57,7 +58,7 @@ class ReplicaIT {
   }
 
   /** Replica r1 of the packaged jar on {@code port} (not started), its log in a new folder. */
-  private static Replica replica(int port) throws java.io.IOException {
+  private static Replica replica(int port) throws IOException {
     Path logs =
         Files.createTempDirectory(Files.createDirectories(Path.of("target", "replica-it")), "run-");
     return new Replica(
@@ -71,14 +72,14 @@ class ReplicaIT {
   /**
    * Flags for a replica serving one small generated model from a local folder under {@code dir}.
    */
-  private static List<String> serving(Path dir) throws java.io.IOException {
+  private static List<String> serving(Path dir) throws IOException {
     Path repo = Files.createDirectories(dir.resolve("repository"));
     GeneratedRepository.write(repo, 1);
     return List.of("--repository", repo.toString(), "--cache-dir", dir.resolve("cache").toString());
   }
 
   /** A server on {@code port} that answers 200 to everything, as another replica would. */
-  private static HttpServer answering200(int port) throws java.io.IOException {
+  private static HttpServer answering200(int port) throws IOException {
     HttpServer other =
         HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
     other.createContext(

@@ -2,11 +2,15 @@ package dev.modelkeeper.scaleout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.testkit.Http;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -45,8 +49,8 @@ class ScaleOutIT {
   void startCluster() throws Exception {
     // under target/, so the processes' logs outlive a failed run
     Path work =
-        java.nio.file.Files.createTempDirectory(
-            java.nio.file.Files.createDirectories(Path.of("target", "scaleout-it")), "run-");
+        Files.createTempDirectory(
+            Files.createDirectories(Path.of("target", "scaleout-it")), "run-");
     // room for all 12 on one replica: residency then shows routing, not evictions
     cluster = Cluster.start(work, MODELS, MODELS, Cluster.Routing.MODEL_AFFINE);
   }
@@ -92,7 +96,7 @@ class ScaleOutIT {
     CyclicBarrier together = new CyclicBarrier(replicas.size());
     ExecutorService pool = Executors.newFixedThreadPool(replicas.size());
     try {
-      List<Future<Http.Answer>> adds = new ArrayList<>();
+      List<Future<Http.Response>> adds = new ArrayList<>();
       for (Replica r : replicas) {
         adds.add(
             pool.submit(
@@ -101,7 +105,7 @@ class ScaleOutIT {
                   return http.post(r.url() + "/model/add", "{\"model_id\": \"m01\"}");
                 }));
       }
-      for (Future<Http.Answer> a : adds) {
+      for (Future<Http.Response> a : adds) {
         assertThat(a.get(60, TimeUnit.SECONDS).status()).isEqualTo(200);
       }
     } finally {
@@ -121,12 +125,12 @@ class ScaleOutIT {
     // is routed), so where a model lands is the hash ring's choice alone. Each round asks for
     // the models in a new order, so that a router ignoring the model (round robin, say) would
     // put some on several replicas.
-    java.util.Random order = new java.util.Random(3);
+    Random order = new Random(3);
     for (int round = 0; round < 3; round++) {
       List<String> models = new ArrayList<>(cluster.models());
-      java.util.Collections.shuffle(models, order);
+      Collections.shuffle(models, order);
       for (String m : models) {
-        Http.Answer a =
+        Http.Response a =
             http.post(proxy() + "/v2/models/" + m + "/infer", GeneratedRepository.inferBody(m));
         assertThat(a.status()).as("%s: %s", m, a.body()).isEqualTo(200);
       }

@@ -15,26 +15,22 @@ import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.onnx.memory.WorkingMemory;
 import dev.modelkeeper.onnx.optimized.OptimizedModels;
+import dev.modelkeeper.server.admission.DirectBuffers;
+import dev.modelkeeper.server.admission.InflightBytes;
+import dev.modelkeeper.server.auth.BearerAuth;
+import dev.modelkeeper.server.config.InvalidConfigException;
+import dev.modelkeeper.server.config.Scheduling;
+import dev.modelkeeper.server.config.ServerConfig;
 import dev.modelkeeper.server.docs.DocsRoutes;
-import dev.modelkeeper.server.engine.BearerAuth;
-import dev.modelkeeper.server.engine.DirectBuffers;
 import dev.modelkeeper.server.engine.Engine;
-import dev.modelkeeper.server.engine.ExecutionSettings;
 import dev.modelkeeper.server.engine.InferenceService;
-import dev.modelkeeper.server.engine.InflightBytes;
-import dev.modelkeeper.server.engine.InvalidConfigException;
 import dev.modelkeeper.server.engine.ModelEvents;
-import dev.modelkeeper.server.engine.ModelExecutors;
 import dev.modelkeeper.server.engine.ModelResolver;
-import dev.modelkeeper.server.engine.ModelTarget;
-import dev.modelkeeper.server.engine.RateLimitedLog;
-import dev.modelkeeper.server.engine.RequestIds;
-import dev.modelkeeper.server.engine.ServerMetrics;
 import dev.modelkeeper.server.engine.ServerState;
-import dev.modelkeeper.server.engine.StatusBoard;
-import dev.modelkeeper.server.engine.Tracing;
-import dev.modelkeeper.server.engine.UnavailableException;
-import dev.modelkeeper.server.engine.Workers;
+import dev.modelkeeper.server.errors.UnavailableException;
+import dev.modelkeeper.server.execution.ExecutionSettings;
+import dev.modelkeeper.server.execution.ModelExecutors;
+import dev.modelkeeper.server.execution.Workers;
 import dev.modelkeeper.server.grpc.GrpcArrivals;
 import dev.modelkeeper.server.grpc.GrpcCallMetrics;
 import dev.modelkeeper.server.grpc.GrpcEndpoint;
@@ -53,9 +49,15 @@ import dev.modelkeeper.server.management.ManagementRoutes;
 import dev.modelkeeper.server.memory.MemoryCap;
 import dev.modelkeeper.server.memory.MemoryGuard;
 import dev.modelkeeper.server.memory.ModelMemory;
+import dev.modelkeeper.server.observability.RateLimitedLog;
+import dev.modelkeeper.server.observability.ServerMetrics;
+import dev.modelkeeper.server.observability.StatusBoard;
 import dev.modelkeeper.server.oip.InferRequestDecoder;
 import dev.modelkeeper.server.oip.OipRoutes;
 import dev.modelkeeper.server.repository.RepositoryRoutes;
+import dev.modelkeeper.server.request.ModelTarget;
+import dev.modelkeeper.server.request.RequestIds;
+import dev.modelkeeper.server.request.RequestTracer;
 import dev.modelkeeper.server.status.StatusRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
@@ -64,17 +66,23 @@ import io.javalin.config.JavalinState;
 import io.javalin.http.HttpResponseException;
 import io.javalin.router.EndpointNotFound;
 import io.javalin.router.ParsedEndpoint;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -95,14 +103,14 @@ import org.eclipse.jetty.server.handler.GracefulHandler;
  *
  * <p>Threads: HTTP requests arrive on Jetty's threads; management requests and anything that may
  * wait for a load or an unload run on the server's worker pool ({@link
- * ServerConfig#workerThreads()}), bounded by the request timeout; inference is queued on its
- * model's own executor ({@link ModelExecutors}: a bounded queue, a concurrency limit and dynamic
- * batching per model), except that a request that can run at once and alone on a resident model
- * runs on the thread that decoded it (no hand-off). A REST inference is decoded on the Jetty thread
- * that received it when that thread may run its model (at most half the workers' count at once),
- * else on a worker. A gRPC inference is decoded on the transport's event loop and queued on its
- * model's executor, or run there when the model's runs are quick ({@link GrpcEndpoint}); other gRPC
- * calls run on a worker.
+ * Scheduling#workerThreads()}), bounded by the request timeout; inference is queued on its model's
+ * own executor ({@link ModelExecutors}: a bounded queue, a concurrency limit and dynamic batching
+ * per model), except that a request that can run at once and alone on a resident model runs on the
+ * thread that decoded it (no hand-off). A REST inference is decoded on the Jetty thread that
+ * received it when that thread may run its model (at most half the workers' count at once), else on
+ * a worker. A gRPC inference is decoded on the transport's event loop and queued on its model's
+ * executor, or run there when the model's runs are quick ({@link GrpcEndpoint}); other gRPC calls
+ * run on a worker.
  */
 public final class ModelKeeperServer implements AutoCloseable {
 
@@ -142,7 +150,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private volatile GrpcEndpoint grpc;
   private final ScheduledExecutorService timer;
   private final StatusBoard status;
-  private final Tracing tracing;
+  private final RequestTracer tracing;
   private final InflightBytes inflight;
   private final BodyIntake intake;
 
@@ -151,17 +159,16 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   private final GrpcArrivals grpcArrivals;
   private final GracefulHandler graceful = new GracefulHandler();
-  private final java.util.concurrent.atomic.AtomicReference<ServerConnector> connector =
-      new java.util.concurrent.atomic.AtomicReference<>();
+  private final AtomicReference<ServerConnector> connector = new AtomicReference<>();
 
   private ModelKeeperServer(ServerConfig config) {
     this.config = config;
     // ONNX Runtime's process-wide state is the JVM's part of the cap, not the first model's
     OnnxRuntimeState.ensureStarted();
-    this.memory = MemoryGuard.split(MemoryCap.choose(config.maxMemory()));
+    this.memory = MemoryGuard.split(MemoryCap.choose(config.budgets().maxMemory()));
     this.memoryCosts =
-        config.memoryCostsFile() != null
-            ? MemoryCosts.persistedIn(config.memoryCostsFile())
+        config.budgets().memoryCostsFile() != null
+            ? MemoryCosts.persistedIn(config.budgets().memoryCostsFile())
             : MemoryCosts.inMemory();
     this.resolver = new ModelResolver(config.repository(), Ticker.system());
     this.manager = manager(config, resolver, memory, memoryCosts);
@@ -170,24 +177,24 @@ public final class ModelKeeperServer implements AutoCloseable {
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
     this.timer = timer();
-    this.tracing = config.tracing() != null ? Tracing.to(config.tracing()) : Tracing.OFF;
+    this.tracing = config.tracer();
     memory.start(manager, timer);
     this.inflight =
-        new InflightBytes(config.effectiveMaxInflightBytes(), config.admissionTimeout(), timer);
+        new InflightBytes(config.budgets().inflightBytes(), config.timeouts().admission(), timer);
     this.offHeap =
-        new DirectBuffers(Math.min(MAX_IDLE_OFF_HEAP_BYTES, config.effectiveMaxInflightBytes()));
+        new DirectBuffers(Math.min(MAX_IDLE_OFF_HEAP_BYTES, config.budgets().inflightBytes()));
     metrics.watch(offHeap);
     metrics.watch(inflight);
     this.startupModels = startupModels(config);
     for (String pin : config.pin()) {
       manager.pin(startupModels.get(pin).key());
     }
-    this.workers = new Workers(config.workerThreads(), config.requestTimeout());
+    this.workers = new Workers(config.scheduling().workerThreads(), config.timeouts().request());
     ExecutionSettings defaults = executionDefaults(config);
     this.executors = ModelExecutors.create(manager, defaults, metrics);
     InferenceService inference =
-        new InferenceService(manager, resolver, events, metrics)
-            .withExecution(executors.execution(), config.requestTimeout());
+        new InferenceService(
+            resolver, events, executors.execution(), config.timeouts().request(), metrics);
     ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
     metrics.watch(memory, manager, modelMemory);
     this.status = StatusBoard.of(metrics, memory::residentBytes, events.redaction());
@@ -206,16 +213,19 @@ public final class ModelKeeperServer implements AutoCloseable {
             modelMemory,
             memory);
     RequestIds requestIds = new RequestIds(); // one sequence for both transports
-    this.auth = config.authToken() != null ? new BearerAuth(config.authToken()) : null;
-    this.grpcArrivals = new GrpcArrivals(inflight, config.bodyReadTimeout(), metrics);
+    this.auth =
+        config.security().authToken() != null
+            ? new BearerAuth(config.security().authToken())
+            : null;
+    this.grpcArrivals = new GrpcArrivals(inflight, config.timeouts().bodyRead(), metrics);
     this.grpcService = new GrpcEndpoint.Service(engine, requestIds);
     Json json = new Json();
     ErrorMapper errors = new ErrorMapper(json, events.redaction());
     this.runner = new RequestRunner(workers, errors);
     this.intake =
         new BodyIntake(
-            config.maxRequestBytes(),
-            config.bodyReadTimeout(),
+            config.budgets().maxRequestBytes(),
+            config.timeouts().bodyRead(),
             inflight,
             timer,
             errors,
@@ -228,7 +238,7 @@ public final class ModelKeeperServer implements AutoCloseable {
               c.startup.showJavalinBanner = false;
               c.startup.showOldJavalinVersionWarning = false;
               c.startup.startupWatcherEnabled = false;
-              c.http.maxRequestSize = config.maxRequestBytes();
+              c.http.maxRequestSize = config.budgets().maxRequestBytes();
               c.http.compressionStrategy = CompressionStrategy.NONE;
               jetty(c, json, errors);
               routes(c, engine, json, errors, requestIds);
@@ -244,18 +254,21 @@ public final class ModelKeeperServer implements AutoCloseable {
       ServerConfig config, ModelResolver resolver, MemoryGuard memory, MemoryCosts costs) {
     AtomicReference<WithFixedSizeCache> budget = new AtomicReference<>();
     ModelRegistry registry =
-        config.customRegistry()
+        config.registry() != null
             ? config.registry()
             : new RepositoryModelRegistry(
                 config.repository(),
                 OnnxModelOptions.defaults()
                     .withMemoryCosts(costs)
                     .withOptimizedModels(
-                        config.optimizedModelsDir() != null
-                            ? OptimizedModels.in(
-                                config.optimizedModelsDir(),
-                                OnnxRuntimeState.environment().getVersion())
-                            : OptimizedModels.NONE)
+                        config
+                            .loading()
+                            .optimizedModelsDir()
+                            .map(
+                                dir ->
+                                    OptimizedModels.in(
+                                        dir, OnnxRuntimeState.environment().getVersion()))
+                            .orElse(OptimizedModels.NONE))
                     .withWorkingMemory(
                         new WorkingMemory() {
                           @Override
@@ -273,21 +286,20 @@ public final class ModelKeeperServer implements AutoCloseable {
         new BaseModelManager(
             resolver.registry(refusingLoadsWhenStopping(registry)),
             ManagerOptions.builder()
-                .lifecycleTimeout(config.lifecycleTimeout())
-                .drainTimeout(config.drainTimeout())
-                .failureBackoff(
-                    config.loadFailureBackoff(), config.loadFailureBackoff().multipliedBy(60))
+                .lifecycleTimeout(config.timeouts().lifecycle())
+                .drainTimeout(config.timeouts().drain())
+                .failureBackoff(config.timeouts().loadFailureBackoff())
                 .build());
     WithFixedSizeCache manager =
         new WithFixedSizeCache(
             base,
-            CacheOptions.builder(config.maxModels())
+            CacheOptions.builder(config.budgets().maxModels())
                 .maxBytes(
-                    config.maxBytes() > 0
-                        ? Math.min(config.maxBytes(), memory.modelBytes())
+                    config.budgets().maxBytes() > 0
+                        ? Math.min(config.budgets().maxBytes(), memory.modelBytes())
                         : memory.modelBytes())
-                .capacityTimeout(config.capacityTimeout())
-                .expireAfterIdle(config.idleTimeout())
+                .capacityTimeout(config.timeouts().capacity())
+                .expireAfterIdle(config.timeouts().idle())
                 .build());
     budget.set(manager);
     return manager;
@@ -298,10 +310,10 @@ public final class ModelKeeperServer implements AutoCloseable {
    * connector with the connection limit and the header deadline; JSON error pages.
    */
   private void jetty(JavalinConfig c, Json json, ErrorMapper errors) {
-    OriginGuard origins = new OriginGuard(config.allowedOrigins(), errors);
+    OriginGuard origins = new OriginGuard(config.security().allowedOrigins(), errors);
     c.jetty.modifyServer(
         server -> {
-          server.setStopTimeout(config.shutdownTimeout().toMillis());
+          server.setStopTimeout(config.timeouts().shutdown().toMillis());
           server.insertHandler(intake);
           server.insertHandler(origins);
           server.insertHandler(graceful);
@@ -314,13 +326,14 @@ public final class ModelKeeperServer implements AutoCloseable {
           HttpConnectionFactory factory = new HttpConnectionFactory(http);
           factory.setInputBufferSize(INPUT_BUFFER_BYTES);
           ServerConnector connector = new ServerConnector(server, factory);
-          connector.setHost(config.host());
-          connector.setPort(config.port());
+          connector.setHost(config.network().host());
+          connector.setPort(config.network().port());
           // on shutdown, idle keep-alive connections close after this; requests in flight are
           // waited for up to the stop timeout regardless
           connector.setShutdownIdleTimeout(IDLE_CONNECTION_SHUTDOWN_MILLIS);
-          connector.addBean(new NetworkConnectionLimit(config.maxConnections(), connector));
-          connector.addBean(new HeaderDeadline(config.bodyReadTimeout(), timer, metrics));
+          connector.addBean(
+              new NetworkConnectionLimit(config.network().maxConnections(), connector));
+          connector.addBean(new HeaderDeadline(config.timeouts().bodyRead(), timer, metrics));
           this.connector.set(connector);
           return connector;
         });
@@ -369,7 +382,7 @@ public final class ModelKeeperServer implements AutoCloseable {
             new HttpResult(
                     200,
                     "text/plain; version=0.0.4; charset=utf-8",
-                    metrics.scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    metrics.scrape().getBytes(StandardCharsets.UTF_8),
                     Map.of())
                 .writeTo(ctx));
   }
@@ -383,9 +396,9 @@ public final class ModelKeeperServer implements AutoCloseable {
    */
   public static ModelKeeperServer start(ServerConfig config) {
     try {
-      java.net.InetAddress.getByName(config.host());
-    } catch (java.net.UnknownHostException e) {
-      throw new InvalidConfigException("host", "unknown host '" + config.host() + "'");
+      InetAddress.getByName(config.network().host());
+    } catch (UnknownHostException e) {
+      throw new InvalidConfigException("host", "unknown host '" + config.network().host() + "'");
     }
     ModelKeeperServer server = new ModelKeeperServer(config);
     try {
@@ -396,17 +409,22 @@ public final class ModelKeeperServer implements AutoCloseable {
       server.timer.shutdownNow();
       throw new InvalidConfigException(
           "port",
-          "cannot listen on " + config.host() + ":" + config.port() + ": " + rootMessage(e));
+          "cannot listen on "
+              + config.network().host()
+              + ":"
+              + config.network().port()
+              + ": "
+              + rootMessage(e));
     }
-    if (config.grpcPort() != ServerConfig.GRPC_OFF) {
+    if (config.network().grpcPort() != ServerConfig.GRPC_OFF) {
       try {
         server.grpc =
             GrpcEndpoint.start(
-                config.host(),
-                config.grpcPort(),
-                (int) Math.min(Integer.MAX_VALUE, config.maxRequestBytes()),
-                config.maxConnections(),
-                config.bodyReadTimeout(),
+                config.network().host(),
+                config.network().grpcPort(),
+                (int) Math.min(Integer.MAX_VALUE, config.budgets().maxRequestBytes()),
+                config.network().maxConnections(),
+                config.timeouts().bodyRead(),
                 server.grpcArrivals,
                 server.tracing.on()
                     ? List.of(
@@ -418,11 +436,16 @@ public final class ModelKeeperServer implements AutoCloseable {
                 server.auth,
                 server.offHeap);
         server.grpcArrivals.sweepOn(server.timer);
-      } catch (java.io.IOException | RuntimeException e) {
+      } catch (IOException | RuntimeException e) {
         server.close();
         throw new InvalidConfigException(
             "grpc-port",
-            "cannot listen on " + config.host() + ":" + config.grpcPort() + ": " + rootMessage(e));
+            "cannot listen on "
+                + config.network().host()
+                + ":"
+                + config.network().grpcPort()
+                + ": "
+                + rootMessage(e));
       }
     }
     server.preload();
@@ -432,11 +455,11 @@ public final class ModelKeeperServer implements AutoCloseable {
   /** The server-wide execution settings, which a model's own configuration may override. */
   private static ExecutionSettings executionDefaults(ServerConfig config) {
     return new ExecutionSettings(
-        config.maxBatchSize(),
-        config.maxQueueDelay().toNanos(),
+        config.scheduling().maxBatchSize(),
+        config.scheduling().maxQueueDelay().toNanos(),
         Set.of(),
-        config.maxConcurrency(),
-        config.maxQueueSize());
+        config.scheduling().maxConcurrency(),
+        config.scheduling().maxQueueSize());
   }
 
   private static Map<String, ModelTarget> startupModels(ServerConfig config) {
@@ -517,7 +540,7 @@ public final class ModelKeeperServer implements AutoCloseable {
 
   /** The base URL clients use, e.g. {@code http://localhost:8000}. */
   public String url() {
-    String host = config.host();
+    String host = config.network().host();
     if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
       host = "localhost";
     } else if (host.contains(":") && !host.startsWith("[")) {
@@ -526,7 +549,6 @@ public final class ModelKeeperServer implements AutoCloseable {
     return "http://" + host + ":" + port();
   }
 
-  /** The settings this server runs with. */
   /** The process memory cap, how it is split, and the latest RSS reading. */
   public MemoryGuard memory() {
     return memory;
@@ -542,6 +564,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     return memoryCosts;
   }
 
+  /** The settings this server runs with. */
   public ServerConfig config() {
     return config;
   }
@@ -577,7 +600,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    long deadline = System.nanoTime() + config.shutdownTimeout().toNanos();
+    long deadline = System.nanoTime() + config.timeouts().shutdown().toNanos();
     state.stopping();
     GrpcEndpoint g = grpc;
     if (g != null) {
@@ -585,7 +608,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     }
     // bodies still arriving cannot be served any more: answer them now, before the connectors close
     intake.abortAll(new UnavailableException("the server is shutting down", Duration.ofSeconds(1)));
-    long grace = config.shutdownTimeout().toNanos();
+    long grace = config.timeouts().shutdown().toNanos();
     long answerAt = grace - Math.min(ANSWER_MARGIN.toNanos(), grace / 4);
     ScheduledFuture<?> answerRest =
         timer.schedule(
@@ -607,9 +630,11 @@ public final class ModelKeeperServer implements AutoCloseable {
     }
     try {
       graceful.shutdown().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-    } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+    } catch (TimeoutException | ExecutionException e) {
       LOG.log(
-          Level.WARNING, "some requests were still in flight after {0}", config.shutdownTimeout());
+          Level.WARNING,
+          "some requests were still in flight after {0}",
+          config.timeouts().shutdown());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -627,13 +652,13 @@ public final class ModelKeeperServer implements AutoCloseable {
       LOG.log(
           Level.WARNING,
           "some model operations were still running after {0}",
-          config.shutdownTimeout());
+          config.timeouts().shutdown());
     }
     if (!executors.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
       LOG.log(
           Level.WARNING,
           "some inferences were still queued or running after {0}",
-          config.shutdownTimeout());
+          config.timeouts().shutdown());
     }
     timer.shutdownNow();
     try {

@@ -2,46 +2,43 @@ package dev.modelkeeper.server;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
-import com.tngtech.archunit.lang.ArchRule;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The layering the package map in README and {@code docs/ARCHITECTURE.md} states: core needs only
- * the JDK; the engine needs no transport and no wire library; each transport reaches the models
- * through the engine and never uses another transport; the REST transports share the HTTP plumbing
- * of {@code server.http}, which gRPC does not use.
+ * The rooms of the server and who may use whom, as the package map in README and {@code
+ * docs/ARCHITECTURE.md} states it (each package's {@code package-info.java} says it too): core
+ * needs only the JDK; the rooms below the transports use no transport and no wire library; each
+ * transport reaches the models through the engine and never uses another transport; only the
+ * observability room imports Micrometer and OpenTelemetry; no package cycles; no package grows past
+ * what a reader can hold.
  */
 class ArchitectureTest {
 
+  private static final String SERVER = "dev.modelkeeper.server";
   private static final String CORE = "dev.modelkeeper.core..";
-  private static final String ENGINE = "dev.modelkeeper.server.engine..";
-  private static final String MEMORY = "dev.modelkeeper.server.memory..";
-  private static final String HTTP = "dev.modelkeeper.server.http..";
-  private static final String OIP = "dev.modelkeeper.server.oip..";
-  private static final String MANAGEMENT = "dev.modelkeeper.server.management..";
-  private static final String REPOSITORY = "dev.modelkeeper.server.repository..";
-  private static final String GRPC = "dev.modelkeeper.server.grpc..";
-  private static final String STATUS = "dev.modelkeeper.server.status..";
-  private static final String DOCS = "dev.modelkeeper.server.docs..";
 
-  /** The libraries that carry a wire format or a transport. */
-  private static final String[] WIRE = {
-    "io.javalin..",
-    "org.eclipse.jetty..",
-    "io.grpc..",
-    "com.fasterxml.jackson..",
-    "com.google.protobuf..",
-    "dev.modelkeeper.onnx.triton.."
-  };
+  /**
+   * The most lines one server package may hold: about 1,500, what a reader takes in at a sitting.
+   */
+  static final int MAX_PACKAGE_LINES = 1_550;
 
   private static final List<String> TRANSPORTS =
-      List.of(OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS, DOCS);
+      List.of("oip", "management", "repository", "grpc", "status", "docs");
 
   private static JavaClasses classes;
 
@@ -55,6 +52,10 @@ class ArchitectureTest {
             .importPackages("dev.modelkeeper");
   }
 
+  private static String room(String name) {
+    return SERVER + "." + name + "..";
+  }
+
   @Test
   void core_needsOnlyTheJdk() {
     classes()
@@ -62,40 +63,163 @@ class ArchitectureTest {
         .resideInAPackage(CORE)
         .should()
         .onlyDependOnClassesThat()
-        // @GuardedBy and friends: annotations for the compiler's checks, not needed at run time
-        .resideInAnyPackage(CORE, "java..", "com.google.errorprone.annotations..")
+        // @GuardedBy, @Nullable and friends: annotations for the compiler's checks, not needed at
+        // run time
+        .resideInAnyPackage(
+            CORE, "java..", "com.google.errorprone.annotations..", "org.jspecify.annotations..")
         .check(classes);
   }
 
   @Test
-  void engine_usesNoTransportAndNoWireLibrary() {
-    ArchRule rule =
-        noClasses()
-            .that()
-            .resideInAnyPackage(ENGINE, MEMORY)
-            .should()
-            .dependOnClassesThat()
-            .resideInAnyPackage(
-                concat(
-                    WIRE,
-                    HTTP,
-                    OIP,
-                    MANAGEMENT,
-                    REPOSITORY,
-                    GRPC,
-                    STATUS,
-                    DOCS,
-                    "dev.modelkeeper.server"));
-    rule.check(classes);
+  void rooms_useOnlyTheRoomsBelowThem() {
+    layeredArchitecture()
+        .consideringOnlyDependenciesInLayers()
+        .layer("errors")
+        .definedBy(room("errors"))
+        .layer("auth")
+        .definedBy(room("auth"))
+        .layer("request")
+        .definedBy(room("request"))
+        .layer("config")
+        .definedBy(room("config"))
+        .layer("admission")
+        .definedBy(room("admission"))
+        .layer("execution")
+        .definedBy(room("execution"))
+        .layer("memory")
+        .definedBy(room("memory"))
+        .layer("engine")
+        .definedBy(room("engine"))
+        .layer("observability")
+        .definedBy(room("observability"))
+        .layer("http")
+        .definedBy(room("http"))
+        .layer("transports")
+        .definedBy(TRANSPORTS.stream().map(ArchitectureTest::room).toArray(String[]::new))
+        .layer("server")
+        .definedBy(SERVER)
+        .whereLayer("errors")
+        .mayNotAccessAnyLayer()
+        .whereLayer("auth")
+        .mayOnlyAccessLayers("errors")
+        .whereLayer("request")
+        .mayOnlyAccessLayers("errors")
+        .whereLayer("config")
+        .mayOnlyAccessLayers("errors", "request")
+        .whereLayer("admission")
+        .mayOnlyAccessLayers("errors")
+        .whereLayer("execution")
+        .mayOnlyAccessLayers("errors", "request", "admission")
+        .whereLayer("memory")
+        .mayOnlyAccessLayers("errors", "config")
+        .whereLayer("engine")
+        .mayOnlyAccessLayers("errors", "request", "config", "admission", "execution", "memory")
+        .whereLayer("observability")
+        .mayOnlyAccessLayers(
+            "errors", "request", "config", "admission", "execution", "memory", "engine")
+        .whereLayer("http")
+        .mayOnlyAccessLayers(
+            "errors", "auth", "request", "admission", "execution", "engine", "observability")
+        .whereLayer("transports")
+        .mayOnlyAccessLayers(
+            "errors",
+            "auth",
+            "request",
+            "admission",
+            "execution",
+            "engine",
+            "observability",
+            "http")
+        .check(classes);
+  }
+
+  @Test
+  void serverPackages_haveNoCycles() {
+    slices().matching(SERVER + ".(*)..").should().beFreeOfCycles().check(classes);
+  }
+
+  @Test
+  void onlyObservability_importsMicrometerAndOpenTelemetry() {
+    noClasses()
+        .that()
+        .resideInAPackage(SERVER + "..")
+        .and()
+        .resideOutsideOfPackage(room("observability"))
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("io.micrometer..", "io.opentelemetry..")
+        .because("metrics and traces sit behind the execution listener and the request trace")
+        .check(classes);
+  }
+
+  @Test
+  void onlyTheRestRooms_importJavalinAndJetty() {
+    noClasses()
+        .that()
+        .resideInAnyPackage(
+            room("errors"),
+            room("auth"),
+            room("request"),
+            room("config"),
+            room("admission"),
+            room("execution"),
+            room("memory"),
+            room("engine"),
+            room("observability"),
+            room("grpc"))
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("io.javalin..", "org.eclipse.jetty..")
+        .check(classes);
+  }
+
+  @Test
+  void onlyTheGrpcRoom_importsGrpcJava() {
+    noClasses()
+        .that()
+        .resideInAPackage(SERVER + "..")
+        .and()
+        .resideOutsideOfPackages(room("grpc"))
+        .and()
+        .resideOutsideOfPackage(SERVER)
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("io.grpc..")
+        .check(classes);
+  }
+
+  @Test
+  void roomsBelowTheTransports_useNoWireFormat() {
+    noClasses()
+        .that()
+        .resideInAnyPackage(
+            room("errors"),
+            room("auth"),
+            room("request"),
+            room("config"),
+            room("admission"),
+            room("execution"),
+            room("memory"),
+            room("engine"),
+            room("observability"))
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "com.fasterxml.jackson..", "com.google.protobuf..", "dev.modelkeeper.onnx.triton..")
+        .check(classes);
   }
 
   @Test
   void transports_neverUseOneAnother() {
     for (String from : TRANSPORTS) {
-      String[] others = TRANSPORTS.stream().filter(t -> !t.equals(from)).toArray(String[]::new);
+      String[] others =
+          TRANSPORTS.stream()
+              .filter(t -> !t.equals(from))
+              .map(ArchitectureTest::room)
+              .toArray(String[]::new);
       noClasses()
           .that()
-          .resideInAPackage(from)
+          .resideInAPackage(room(from))
           .should()
           .dependOnClassesThat()
           .resideInAnyPackage(others)
@@ -108,41 +232,22 @@ class ArchitectureTest {
   void grpc_usesNoRestOrJsonClass() {
     noClasses()
         .that()
-        .resideInAPackage(GRPC)
+        .resideInAPackage(room("grpc"))
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage(HTTP, "io.javalin..", "org.eclipse.jetty..", "com.fasterxml.jackson..")
-        .check(classes);
-  }
-
-  @Test
-  void rest_usesNoGrpcClass() {
-    noClasses()
-        .that()
-        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, STATUS, DOCS)
-        .should()
-        .dependOnClassesThat()
-        .resideInAnyPackage(GRPC, "io.grpc..")
-        .check(classes);
-  }
-
-  @Test
-  void httpPlumbing_servesTheRestTransports_withoutKnowingThem() {
-    noClasses()
-        .that()
-        .resideInAPackage(HTTP)
-        .should()
-        .dependOnClassesThat()
-        .resideInAnyPackage(
-            OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS, DOCS, "dev.modelkeeper.server")
+        .resideInAnyPackage(room("http"), "com.fasterxml.jackson..")
         .check(classes);
   }
 
   @Test
   void transports_reachModelsOnlyThroughTheEngine() {
+    String[] transports =
+        Stream.concat(TRANSPORTS.stream(), Stream.of("http"))
+            .map(ArchitectureTest::room)
+            .toArray(String[]::new);
     noClasses()
         .that()
-        .resideInAnyPackage(HTTP, OIP, MANAGEMENT, REPOSITORY, GRPC, STATUS, DOCS)
+        .resideInAnyPackage(transports)
         .should()
         .dependOnClassesThat()
         .haveFullyQualifiedName("dev.modelkeeper.core.ModelManager")
@@ -158,10 +263,33 @@ class ArchitectureTest {
         .check(classes);
   }
 
-  private static String[] concat(String[] first, String... rest) {
-    String[] all = new String[first.length + rest.length];
-    System.arraycopy(first, 0, all, 0, first.length);
-    System.arraycopy(rest, 0, all, first.length, rest.length);
-    return all;
+  @Test
+  void everyPackage_hasAPackageInfo_andFitsInAReadersHead() throws IOException {
+    Path sources = Path.of("src/main/java/dev/modelkeeper/server");
+    Map<String, Integer> lines = new TreeMap<>();
+    try (Stream<Path> dirs = Files.walk(sources)) {
+      for (Path dir : (Iterable<Path>) dirs.filter(Files::isDirectory)::iterator) {
+        List<Path> java;
+        try (Stream<Path> files = Files.list(dir)) {
+          java = files.filter(f -> f.toString().endsWith(".java")).toList();
+        }
+        if (java.isEmpty()) {
+          continue;
+        }
+        String name = sources.relativize(dir).toString().replace('/', '.');
+        assertThat(dir.resolve("package-info.java"))
+            .as("the package-info.java of server package '%s'", name)
+            .exists();
+        int n = 0;
+        for (Path f : java) {
+          n += Files.readAllLines(f).size();
+        }
+        lines.put(name.isEmpty() ? "(server)" : name, n);
+      }
+    }
+    assertThat(lines).as("lines per server package").isNotEmpty();
+    assertThat(lines.values())
+        .as("lines per server package %s, at most %d each", lines, MAX_PACKAGE_LINES)
+        .allMatch(n -> n <= MAX_PACKAGE_LINES);
   }
 }

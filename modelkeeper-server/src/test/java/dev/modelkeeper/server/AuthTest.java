@@ -2,10 +2,10 @@ package dev.modelkeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import org.junit.jupiter.api.Test;
 
 /** Bearer-token auth on management endpoints: off by default, on with a token. */
@@ -28,7 +28,8 @@ class AuthTest {
   @Test
   void managementEndpoints_withAuthOn_answer401WithoutTheToken() {
     try (ModelKeeperServer server =
-        TestServer.fake(FakeModels.of("alpha/1"), b -> b.authToken("s3cret"))) {
+        TestServer.fake(
+            FakeModels.of("alpha/1"), b -> b.security(s -> s.withAuthToken("s3cret")))) {
       Http http = Http.to(server.port());
       for (Response r :
           new Response[] {
@@ -58,7 +59,8 @@ class AuthTest {
   @Test
   void managementEndpoints_withAuthOnAndToken_answer200() {
     try (ModelKeeperServer server =
-        TestServer.fake(FakeModels.of("alpha/1"), b -> b.authToken("s3cret"))) {
+        TestServer.fake(
+            FakeModels.of("alpha/1"), b -> b.security(s -> s.withAuthToken("s3cret")))) {
       Http http = Http.to(server.port()).withToken("s3cret");
       assertThat(http.post("/model/add", "{\"model_id\": \"alpha\"}").status()).isEqualTo(200);
       assertThat(http.get("/model/registry").status()).isEqualTo(200);
@@ -69,7 +71,8 @@ class AuthTest {
   @Test
   void inferenceAndHealth_withAuthOn_stayOpen() {
     try (ModelKeeperServer server =
-        TestServer.fake(FakeModels.of("alpha/1"), b -> b.authToken("s3cret"))) {
+        TestServer.fake(
+            FakeModels.of("alpha/1"), b -> b.security(s -> s.withAuthToken("s3cret")))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/alpha/infer", X).status()).isEqualTo(200);
       assertThat(http.get("/v2/models/alpha").status()).isEqualTo(200);

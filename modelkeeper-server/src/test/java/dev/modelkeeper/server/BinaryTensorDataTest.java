@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -15,8 +15,13 @@ import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Random;
+import java.util.function.Consumer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -34,7 +39,7 @@ class BinaryTensorDataTest {
 
   @BeforeAll
   static void start() {
-    server = TestServer.demo(b -> b.maxModels(4));
+    server = TestServer.demo(b -> b.budgets(m -> m.withMaxModels(4)));
     client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   }
 
@@ -90,7 +95,7 @@ class BinaryTensorDataTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  private static byte[] le(int bytes, java.util.function.Consumer<ByteBuffer> fill) {
+  private static byte[] le(int bytes, Consumer<ByteBuffer> fill) {
     ByteBuffer b = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
     fill.accept(b);
     return b.array();
@@ -134,7 +139,7 @@ class BinaryTensorDataTest {
     int rows = 5000; // 80,000 bytes: the body is held off-heap and read by the model in place
     for (int round = 0; round < 3; round++) {
       float[] values = new float[rows * 4];
-      java.util.Random random = new java.util.Random(round);
+      Random random = new Random(round);
       for (int i = 0; i < values.length; i++) {
         values[i] = 0.1f + 7 * random.nextFloat();
       }
@@ -168,8 +173,8 @@ class BinaryTensorDataTest {
       assertThat(inBinary.json().get("outputs").get(0).get("data")).isEqualTo(expected);
       assertThat(expected.toString()).contains("0").contains("1").contains("2");
     }
-    org.awaitility.Awaitility.await()
-        .atMost(java.time.Duration.ofSeconds(10))
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
         .until(() -> server.offHeapRequestBytes() == 0); // every body's memory went back
   }
 
@@ -275,7 +280,7 @@ class BinaryTensorDataTest {
 
   @Test
   void binaryDataSizePastTheEnd_is400() throws Exception {
-    Answer a = post("iris", IRIS_HEADER, java.util.Arrays.copyOf(IRIS_2_ROWS, 20), null);
+    Answer a = post("iris", IRIS_HEADER, Arrays.copyOf(IRIS_2_ROWS, 20), null);
     assertThat(a.status()).isEqualTo(400);
     assertThat(a.json().get("error").asText()).contains("claims 32 bytes").contains("20 remain");
   }
@@ -290,7 +295,7 @@ class BinaryTensorDataTest {
 
   @Test
   void bytesUnclaimedByAnyInput_are400() throws Exception {
-    byte[] more = java.util.Arrays.copyOf(IRIS_2_ROWS, 36);
+    byte[] more = Arrays.copyOf(IRIS_2_ROWS, 36);
     Answer a = post("iris", IRIS_HEADER, more, null);
     assertThat(a.status()).isEqualTo(400);
     assertThat(a.json().get("error").asText()).contains("4 bytes");
@@ -308,15 +313,14 @@ class BinaryTensorDataTest {
             + 4 * n
             + "}}]}";
     byte[] head = json.getBytes(StandardCharsets.UTF_8);
-    byte[] body = java.util.Arrays.copyOf(head, head.length + 4 * n);
+    byte[] body = Arrays.copyOf(head, head.length + 4 * n);
     try (ModelKeeperServer small =
-        TestServer.demo(b -> b.maxRequestBytes(1 << 20).maxInflightBytes(1 << 20))) {
+        TestServer.demo(
+            b -> b.budgets(m -> m.withMaxRequestBytes(1 << 20).withMaxInflightBytes(1 << 20)))) {
       HttpResponse<String> r = postTo(small, "types", head.length, body);
       assertThat(r.statusCode()).isEqualTo(413);
       assertThat(r.body()).contains("in-flight budget");
-      org.awaitility.Awaitility.await()
-          .atMost(java.time.Duration.ofSeconds(5))
-          .until(() -> small.inflightBytes() == 0);
+      Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> small.inflightBytes() == 0);
     }
   }
 
@@ -333,14 +337,13 @@ class BinaryTensorDataTest {
             + binary.length
             + "}}],\"outputs\":[{\"name\":\"label\"}]}";
     byte[] head = json.getBytes(StandardCharsets.UTF_8);
-    byte[] body = java.util.Arrays.copyOf(head, head.length + binary.length);
+    byte[] body = Arrays.copyOf(head, head.length + binary.length);
     try (ModelKeeperServer small =
-        TestServer.demo(b -> b.maxRequestBytes(100_000).maxInflightBytes(150_000))) {
+        TestServer.demo(
+            b -> b.budgets(m -> m.withMaxRequestBytes(100_000).withMaxInflightBytes(150_000)))) {
       HttpResponse<String> r = postTo(small, "iris", head.length, body);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-      org.awaitility.Awaitility.await()
-          .atMost(java.time.Duration.ofSeconds(5))
-          .until(() -> small.inflightBytes() == 0);
+      Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> small.inflightBytes() == 0);
     }
   }
 

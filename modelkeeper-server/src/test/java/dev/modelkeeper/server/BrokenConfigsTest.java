@@ -6,9 +6,9 @@ import dev.modelkeeper.core.BaseModelManager;
 import dev.modelkeeper.core.testkit.LogCapture;
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.TritonConfig;
-import dev.modelkeeper.server.support.DemoRepo;
-import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.DemoRepo;
+import dev.modelkeeper.testkit.Http;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -105,8 +106,7 @@ class BrokenConfigsTest {
         ModelKeeperServer server =
             TestServer.start(
                 TestServer.config(new LocalModelRepository(root))
-                    .loadFailureBackoff(Duration.ofMillis(50))
-                    .build())) {
+                    .timeouts(t -> t.withLoadFailureBackoff(Duration.ofMillis(50))))) {
       Http http = Http.to(server.port());
       for (var e : files.entrySet()) {
         Http.Response first = http.post("/v2/models/" + e.getKey() + "/infer", body(1));
@@ -135,9 +135,7 @@ class BrokenConfigsTest {
 
       for (String model : files.keySet()) {
         // one WARN per mistake: where the configuration was read, or where the load failed
-        assertThat(
-                java.util.stream.Stream.concat(
-                    manager.entries().stream(), repository.entries().stream()))
+        assertThat(Stream.concat(manager.entries().stream(), repository.entries().stream()))
             .as(model)
             .filteredOn(e -> e.level().intValue() >= Level.WARNING.intValue())
             .filteredOn(e -> e.message().contains("'" + model))

@@ -8,13 +8,13 @@ import dev.modelkeeper.core.testkit.LogCapture;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.writer.OnnxGraphBuilder;
-import dev.modelkeeper.server.engine.Failure;
+import dev.modelkeeper.server.errors.Failure;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.InferTensorContents;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
-import dev.modelkeeper.server.support.DemoRepo;
-import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.DemoRepo;
+import dev.modelkeeper.testkit.Http;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -72,9 +72,8 @@ class BrokenModelFilesTest {
         ModelKeeperServer server =
             TestServer.start(
                 TestServer.config(new LocalModelRepository(root))
-                    .grpcPort(0)
-                    .loadFailureBackoff(Duration.ofMillis(50))
-                    .build())) {
+                    .network(n -> n.withGrpcPort(0))
+                    .timeouts(t -> t.withLoadFailureBackoff(Duration.ofMillis(50))))) {
       Http http = Http.to(server.port());
       ManagedChannel channel =
           NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();

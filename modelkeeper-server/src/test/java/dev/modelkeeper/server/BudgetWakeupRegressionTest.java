@@ -12,7 +12,7 @@ import dev.modelkeeper.core.Model;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.core.testkit.Gate;
-import dev.modelkeeper.server.support.FakeModels;
+import dev.modelkeeper.testkit.FakeModels;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;

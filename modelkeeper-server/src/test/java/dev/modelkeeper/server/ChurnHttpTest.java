@@ -3,9 +3,9 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.modelkeeper.core.ManagerStats;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -70,7 +70,7 @@ class ChurnHttpTest {
 
   @Test
   void infer_onFourModelsUnderBudgetOfTwo_answersEveryRequestWithoutRetries() throws Exception {
-    try (ModelKeeperServer server = TestServer.demo(b -> b.maxModels(2))) {
+    try (ModelKeeperServer server = TestServer.demo(b -> b.budgets(m -> m.withMaxModels(2)))) {
       Http http = Http.to(server.port());
       List<String> models = List.copyOf(REQUESTS.keySet());
       ConcurrentLinkedQueue<Sample> samples = new ConcurrentLinkedQueue<>();

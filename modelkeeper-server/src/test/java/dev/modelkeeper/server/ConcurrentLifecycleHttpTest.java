@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelkeeper.core.ManagerStats;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -37,7 +37,8 @@ class ConcurrentLifecycleHttpTest {
 
   @Test
   void loadUnloadInfer_from32Threads_neverFailAndEndConsistent() throws Exception {
-    try (ModelKeeperServer server = TestServer.demo(b -> b.workerThreads(64))) {
+    try (ModelKeeperServer server =
+        TestServer.demo(b -> b.scheduling(sc -> sc.withWorkerThreads(64)))) {
       Http http = Http.to(server.port());
       ConcurrentLinkedQueue<Op> ops = new ConcurrentLinkedQueue<>();
       CyclicBarrier start = new CyclicBarrier(THREADS);

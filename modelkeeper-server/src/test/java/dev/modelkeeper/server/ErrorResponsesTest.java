@@ -2,15 +2,20 @@ package dev.modelkeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.testkit.Gate;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublishers;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /** Each error mapping as a client sees it over loopback, produced by the real cause. */
@@ -23,7 +28,8 @@ class ErrorResponsesTest {
   void infer_whenBudgetHoldsOnlyPinnedModels_answers503WithRetryAfter() throws Exception {
     FakeModels models = FakeModels.of("alpha/1", "beta/1");
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.maxModels(1).pin(List.of("alpha")))) {
+        TestServer.fake(
+            models, b -> b.budgets(m -> m.withMaxModels(1)).withPin(List.of("alpha")))) {
       assertThat(server.awaitReady(Duration.ofSeconds(30))).isTrue();
       Response r = Http.to(server.port()).post("/v2/models/beta/infer", X);
       assertThat(r.status()).isEqualTo(503);
@@ -39,7 +45,7 @@ class ErrorResponsesTest {
     Gate gate = new Gate();
     models.gateLoad("alpha/1", gate);
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.lifecycleTimeout(Duration.ofMillis(300)))) {
+        TestServer.fake(models, b -> b.timeouts(t -> t.withLifecycle(Duration.ofMillis(300))))) {
       Http http = Http.to(server.port());
       CompletableFuture<Response> first =
           CompletableFuture.supplyAsync(() -> http.post("/v2/models/alpha/infer", X));
@@ -56,9 +62,10 @@ class ErrorResponsesTest {
   @Test
   void infer_rightAfterFailedLoad_answers503WithBackoffRetryAfter() {
     FakeModels models = FakeModels.of("alpha/1");
-    models.failLoad("alpha/1", new dev.modelkeeper.core.ModelLoadException("corrupt weights"));
+    models.failLoad("alpha/1", new ModelLoadException("corrupt weights"));
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.loadFailureBackoff(Duration.ofSeconds(30)))) {
+        TestServer.fake(
+            models, b -> b.timeouts(t -> t.withLoadFailureBackoff(Duration.ofSeconds(30))))) {
       Http http = Http.to(server.port());
       Response failed = http.post("/v2/models/alpha/infer", X);
       assertThat(failed.status()).isEqualTo(500);
@@ -78,10 +85,9 @@ class ErrorResponsesTest {
       Http http = Http.to(server.port());
       Response r =
           http.send(
-              java.net.http.HttpRequest.newBuilder(
-                      java.net.URI.create(http.base() + "/v2/models/alpha/infer"))
+              HttpRequest.newBuilder(URI.create(http.base() + "/v2/models/alpha/infer"))
                   .header("X-Request-Id", "trace-77")
-                  .POST(java.net.http.HttpRequest.BodyPublishers.ofString(X)));
+                  .POST(BodyPublishers.ofString(X)));
       assertThat(r.status()).isEqualTo(500);
       assertThat(r.error()).contains("trace-77").doesNotContain("secret internals");
       models.failInfer("alpha/1", null);
@@ -92,7 +98,8 @@ class ErrorResponsesTest {
   @Test
   void infer_withBodyOverLimit_answers413AsJson() {
     FakeModels models = FakeModels.of("alpha/1");
-    try (ModelKeeperServer server = TestServer.fake(models, b -> b.maxRequestBytes(4096))) {
+    try (ModelKeeperServer server =
+        TestServer.fake(models, b -> b.budgets(m -> m.withMaxRequestBytes(4096)))) {
       Http http = Http.to(server.port());
       StringBuilder data = new StringBuilder("[0");
       for (int i = 1; i < 2000; i++) {
@@ -117,7 +124,7 @@ class ErrorResponsesTest {
     Gate gate = new Gate();
     models.gateInfer("alpha/1", gate);
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.requestTimeout(Duration.ofMillis(300)))) {
+        TestServer.fake(models, b -> b.timeouts(t -> t.withRequest(Duration.ofMillis(300))))) {
       Http http = Http.to(server.port());
       Response r = http.post("/v2/models/alpha/infer", X);
       assertThat(r.status()).isEqualTo(503);
@@ -126,7 +133,7 @@ class ErrorResponsesTest {
       gate.awaitEntered();
       assertThat(server.manager().stats().activeLeases()).isEqualTo(1);
       gate.open();
-      org.awaitility.Awaitility.await()
+      Awaitility.await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> server.manager().stats().activeLeases() == 0);
       assertThat(http.post("/v2/models/alpha/infer", X).status()).isEqualTo(200);

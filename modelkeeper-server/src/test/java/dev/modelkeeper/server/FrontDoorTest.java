@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.modelkeeper.core.testkit.Gate;
-import dev.modelkeeper.server.engine.UnavailableException;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
+import dev.modelkeeper.server.errors.UnavailableException;
 import dev.modelkeeper.server.support.RawHttp;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -37,7 +38,8 @@ class FrontDoorTest {
   void slowBody_isAnswered408JsonAndClosed_andCounted() throws Exception {
     try (ModelKeeperServer server =
             TestServer.fake(
-                FakeModels.of("alpha/1"), b -> b.bodyReadTimeout(Duration.ofMillis(500)));
+                FakeModels.of("alpha/1"),
+                b -> b.timeouts(t -> t.withBodyRead(Duration.ofMillis(500))));
         RawHttp raw = RawHttp.connect(server.port())) {
       raw.send(RawHttp.post(INFER, "Content-Length: 100") + "{");
       RawHttp.Response r = raw.readResponse();
@@ -55,7 +57,8 @@ class FrontDoorTest {
   void slowHeaders_closeTheConnection() throws Exception {
     try (ModelKeeperServer server =
             TestServer.fake(
-                FakeModels.of("alpha/1"), b -> b.bodyReadTimeout(Duration.ofMillis(500)));
+                FakeModels.of("alpha/1"),
+                b -> b.timeouts(t -> t.withBodyRead(Duration.ofMillis(500))));
         RawHttp raw = RawHttp.connect(server.port())) {
       raw.send("POST " + INFER + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
       assertThat(raw.closedByServer()).isTrue();
@@ -65,7 +68,8 @@ class FrontDoorTest {
   @Test
   void contentLengthOverTheLimit_is413JsonBeforeAnyBodyByte() throws Exception {
     try (ModelKeeperServer server =
-            TestServer.fake(FakeModels.of("alpha/1"), b -> b.maxRequestBytes(64 * 1024));
+            TestServer.fake(
+                FakeModels.of("alpha/1"), b -> b.budgets(m -> m.withMaxRequestBytes(64 * 1024)));
         RawHttp raw = RawHttp.connect(server.port())) {
       raw.send(RawHttp.post(INFER, "Content-Length: " + (10 << 20)));
       RawHttp.Response r = raw.readResponse();
@@ -115,7 +119,8 @@ class FrontDoorTest {
   void stateChangingRequestFromAForeignOrigin_is403_andChangesNothing() {
     FakeModels models = FakeModels.of("alpha/1");
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.allowedOrigins(List.of("https://app.example")))) {
+        TestServer.fake(
+            models, b -> b.security(s -> s.withAllowedOrigins(List.of("https://app.example"))))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/model/add", "{\"model_id\": \"alpha/1\"}").status()).isEqualTo(200);
       Response refused = send(http, "/model/clear", "", "Origin", "https://evil.example");
@@ -139,9 +144,8 @@ class FrontDoorTest {
             TestServer.fake(
                 FakeModels.of("alpha/1"),
                 b ->
-                    b.maxRequestBytes(4096)
-                        .maxInflightBytes(8192)
-                        .admissionTimeout(Duration.ofMillis(300)));
+                    b.budgets(m -> m.withMaxRequestBytes(4096).withMaxInflightBytes(8192))
+                        .timeouts(t -> t.withAdmission(Duration.ofMillis(300))));
         RawHttp first = RawHttp.connect(server.port());
         RawHttp second = RawHttp.connect(server.port())) {
       first.send(RawHttp.post(INFER, "Content-Length: 4096") + "{");
@@ -187,7 +191,8 @@ class FrontDoorTest {
   void modelLargerThanTheWholeByteBudget_is507WithoutRetryAfter() {
     // regression: 503 with Retry-After: 1, so clients retried forever
     FakeModels models = FakeModels.of("alpha/1").size("alpha/1", 10_000);
-    try (ModelKeeperServer server = TestServer.fake(models, b -> b.maxBytes(5_000))) {
+    try (ModelKeeperServer server =
+        TestServer.fake(models, b -> b.budgets(m -> m.withMaxBytes(5_000)))) {
       Response r = Http.to(server.port()).post(INFER, X);
       assertThat(r.status()).isEqualTo(507);
       assertThat(r.retryAfter()).isNull();
@@ -231,7 +236,7 @@ class FrontDoorTest {
     Gate gate = new Gate();
     models.gateInfer("alpha/1", gate);
     ModelKeeperServer server =
-        TestServer.fake(models, b -> b.shutdownTimeout(Duration.ofSeconds(2)));
+        TestServer.fake(models, b -> b.timeouts(t -> t.withShutdown(Duration.ofSeconds(2))));
     Http http = Http.to(server.port());
     CompletableFuture<Response> inFlight = CompletableFuture.supplyAsync(() -> http.post(INFER, X));
     gate.awaitEntered();
@@ -252,7 +257,7 @@ class FrontDoorTest {
     Gate gate = new Gate();
     models.gateInfer("alpha/1", gate);
     ModelKeeperServer server =
-        TestServer.fake(models, b -> b.shutdownTimeout(Duration.ofSeconds(2)));
+        TestServer.fake(models, b -> b.timeouts(t -> t.withShutdown(Duration.ofSeconds(2))));
     Http http = Http.to(server.port());
     CompletableFuture<Response> holding = CompletableFuture.supplyAsync(() -> http.post(INFER, X));
     gate.awaitEntered();
@@ -260,8 +265,7 @@ class FrontDoorTest {
     await().atMost(Duration.ofSeconds(1)).until(() -> !server.isReady());
     // a request already inside the server that needs a load (as if queued before the stop)
     Throwable refused =
-        org.assertj.core.api.Assertions.catchThrowable(
-            () -> server.manager().acquire("beta/1", null).close());
+        Assertions.catchThrowable(() -> server.manager().acquire("beta/1", null).close());
     assertThat(refused)
         .isInstanceOf(UnavailableException.class)
         .hasMessageContaining("shutting down");

@@ -3,10 +3,10 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.RawHttp;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -45,7 +45,8 @@ class HostileClientsTest {
   void fortyConcurrent29MiBInferences_answer200Or503_andHealthStaysFast() throws Exception {
     assertThat(Runtime.getRuntime().maxMemory()).isLessThanOrEqualTo(512L << 20);
     try (ModelKeeperServer server =
-        TestServer.fake(FakeModels.of("big/1"), b -> b.admissionTimeout(Duration.ofSeconds(3)))) {
+        TestServer.fake(
+            FakeModels.of("big/1"), b -> b.timeouts(t -> t.withAdmission(Duration.ofSeconds(3))))) {
       LiveProbe probe = new LiveProbe(server.port());
       probe.start();
       ExecutorService clients = Executors.newFixedThreadPool(40);
@@ -81,7 +82,8 @@ class HostileClientsTest {
     int slow = 300;
     int announced = 10_000;
     try (ModelKeeperServer server =
-        TestServer.fake(FakeModels.of("big/1"), b -> b.bodyReadTimeout(Duration.ofSeconds(60)))) {
+        TestServer.fake(
+            FakeModels.of("big/1"), b -> b.timeouts(t -> t.withBodyRead(Duration.ofSeconds(60))))) {
       List<RawHttp> connections = new ArrayList<>();
       try {
         for (int i = 0; i < slow; i++) {

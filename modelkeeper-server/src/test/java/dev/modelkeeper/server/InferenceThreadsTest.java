@@ -7,10 +7,10 @@ import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.GrpcEndpoint;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
-import dev.modelkeeper.server.support.FakeModel;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModel;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.nio.ByteBuffer;
@@ -46,7 +46,8 @@ class InferenceThreadsTest {
   @Test
   void infer_residentModelWithAFreeSlot_runsOnTheReceivingThreadWithoutAHandOff() throws Exception {
     FakeModels models = FakeModels.of("alpha/1");
-    try (ModelKeeperServer server = TestServer.fake(models, b -> b.grpcPort(0))) {
+    try (ModelKeeperServer server =
+        TestServer.fake(models, b -> b.network(n -> n.withGrpcPort(0)))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/alpha/infer", BODY).status()).isEqualTo(200); // loads it
       assertThat(http.post("/v2/models/alpha/infer", BODY).status()).isEqualTo(200);
@@ -65,7 +66,8 @@ class InferenceThreadsTest {
   @Test
   void infer_aliasedModel_runsOnTheReceivingThreadLikeItsTarget() throws Exception {
     FakeModels models = FakeModels.of("alpha/1");
-    try (ModelKeeperServer server = TestServer.fake(models, b -> b.grpcPort(0))) {
+    try (ModelKeeperServer server =
+        TestServer.fake(models, b -> b.network(n -> n.withGrpcPort(0)))) {
       Http http = Http.to(server.port());
       assertThat(
               http.post("/model/add", "{\"model_id\":\"alpha/1\",\"model_id_alias\":\"a\"}")
@@ -87,7 +89,8 @@ class InferenceThreadsTest {
     FakeModels models = FakeModels.of("slow/1");
     Gate gate = new Gate();
     models.gateInfer("slow/1", gate);
-    try (ModelKeeperServer server = TestServer.fake(models, b -> b.grpcPort(0))) {
+    try (ModelKeeperServer server =
+        TestServer.fake(models, b -> b.network(n -> n.withGrpcPort(0)))) {
       Http http = Http.to(server.port());
       CompletableFuture<Integer> first =
           CompletableFuture.supplyAsync(() -> http.post("/v2/models/slow/infer", BODY).status());
@@ -139,7 +142,8 @@ class InferenceThreadsTest {
     Gate second = new Gate();
     // two workers' count: one request at a time may run its model on its own (HTTP) thread, the
     // others are decoded on a worker that hands the run to the model's executor
-    try (ModelKeeperServer server = TestServer.fake(models, b -> b.workerThreads(2))) {
+    try (ModelKeeperServer server =
+        TestServer.fake(models, b -> b.scheduling(sc -> sc.withWorkerThreads(2)))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/slow/infer", BODY).status()).isEqualTo(200);
       assertThat(http.post("/v2/models/fast/infer", BODY).status()).isEqualTo(200);

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.modelkeeper.core.testkit.Gate;
-import dev.modelkeeper.server.engine.InvalidConfigException;
-import dev.modelkeeper.server.support.FakeModel;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
+import dev.modelkeeper.server.config.InvalidConfigException;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModel;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +30,7 @@ class LifecycleHttpTest {
     Gate gate = new Gate();
     models.gateLoad("beta/1", gate);
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.preload(List.of("alpha", "beta/1")))) {
+        TestServer.fake(models, b -> b.withPreload(List.of("alpha", "beta/1")))) {
       Http http = Http.to(server.port());
       gate.awaitEntered();
       Response starting = http.get("/v2/health/ready");
@@ -49,7 +49,8 @@ class LifecycleHttpTest {
   void pin_withCountBudget_keepsPinnedModelResident() throws Exception {
     FakeModels models = FakeModels.of("alpha/1", "beta/1", "gamma/1");
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.maxModels(2).pin(List.of("alpha")))) {
+        TestServer.fake(
+            models, b -> b.budgets(m -> m.withMaxModels(2)).withPin(List.of("alpha")))) {
       assertThat(server.awaitReady(Duration.ofSeconds(30))).isTrue();
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/beta/infer", X).status()).isEqualTo(200);
@@ -64,7 +65,7 @@ class LifecycleHttpTest {
   @Test
   void start_withUnknownPreloadModel_failsNamingTheSetting() {
     FakeModels models = FakeModels.of("alpha/1");
-    assertThatThrownBy(() -> TestServer.fake(models, b -> b.preload(List.of("nope"))))
+    assertThatThrownBy(() -> TestServer.fake(models, b -> b.withPreload(List.of("nope"))))
         .isInstanceOf(InvalidConfigException.class)
         .hasMessageContaining("preload")
         .hasMessageContaining("nope");
@@ -73,7 +74,10 @@ class LifecycleHttpTest {
   @Test
   void start_onPortInUse_failsNamingThePort() {
     try (ModelKeeperServer first = TestServer.fake(FakeModels.of("alpha/1"), b -> b)) {
-      assertThatThrownBy(() -> TestServer.fake(FakeModels.of("alpha/1"), b -> b.port(first.port())))
+      assertThatThrownBy(
+              () ->
+                  TestServer.fake(
+                      FakeModels.of("alpha/1"), b -> b.network(n -> n.withPort(first.port()))))
           .isInstanceOf(InvalidConfigException.class)
           .satisfies(e -> assertThat(((InvalidConfigException) e).setting()).isEqualTo("port"));
     }

@@ -3,14 +3,19 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,7 +35,7 @@ class MalformedInputTest {
 
   @BeforeAll
   static void start() {
-    server = TestServer.demo(b -> b.maxRequestBytes(1 << 20));
+    server = TestServer.demo(b -> b.budgets(m -> m.withMaxRequestBytes(1 << 20)));
     http = Http.to(server.port());
   }
 
@@ -257,19 +262,18 @@ class MalformedInputTest {
   }
 
   private static String rawExchange(String request) throws Exception {
-    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.port())) {
+    try (Socket socket = new Socket("127.0.0.1", server.port())) {
       socket.setSoTimeout(10_000);
       socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
       socket.getOutputStream().flush();
-      java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
       byte[] buf = new byte[8192];
-      java.io.InputStream in = socket.getInputStream();
+      InputStream in = socket.getInputStream();
       for (int n; (n = in.read(buf)) > 0; ) {
         out.write(buf, 0, n);
         String text = out.toString(StandardCharsets.ISO_8859_1);
         int split = text.indexOf("\r\n\r\n");
-        java.util.regex.Matcher m =
-            java.util.regex.Pattern.compile("(?i)content-length: *(\\d+)").matcher(text);
+        Matcher m = Pattern.compile("(?i)content-length: *(\\d+)").matcher(text);
         if (split > 0 && m.find() && text.length() >= split + 4 + Integer.parseInt(m.group(1))) {
           break;
         }

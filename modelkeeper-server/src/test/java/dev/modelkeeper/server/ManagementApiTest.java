@@ -3,10 +3,16 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
+import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublishers;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,7 +30,7 @@ class ManagementApiTest {
   @BeforeEach
   void start() {
     models = FakeModels.of("alpha/1", "alpha/2", "beta/1").size("beta/1", 5000);
-    server = TestServer.fake(models, b -> b.maxModels(3));
+    server = TestServer.fake(models, b -> b.budgets(m -> m.withMaxModels(3)));
     http = Http.to(server.port());
   }
 
@@ -67,15 +73,14 @@ class ManagementApiTest {
 
   @Test
   void registry_whileInferenceRuns_countsItsLease() throws Exception {
-    dev.modelkeeper.core.testkit.Gate gate = new dev.modelkeeper.core.testkit.Gate();
+    Gate gate = new Gate();
     models.gateInfer("beta/1", gate);
-    java.util.concurrent.CompletableFuture<Response> infer =
-        java.util.concurrent.CompletableFuture.supplyAsync(
-            () -> http.post("/v2/models/beta/infer", X));
+    CompletableFuture<Response> infer =
+        CompletableFuture.supplyAsync(() -> http.post("/v2/models/beta/infer", X));
     gate.awaitEntered();
     assertThat(registryRow("beta/1").get("leases").asInt()).isEqualTo(1);
     gate.open();
-    assertThat(infer.get(30, java.util.concurrent.TimeUnit.SECONDS).status()).isEqualTo(200);
+    assertThat(infer.get(30, TimeUnit.SECONDS).status()).isEqualTo(200);
     assertThat(registryRow("beta/1").get("leases").asInt()).isZero();
   }
 
@@ -184,10 +189,10 @@ class ManagementApiTest {
 
   private Response postWithModelHeader(String path, String modelHeader, String body) {
     return http.send(
-        java.net.http.HttpRequest.newBuilder(java.net.URI.create(http.base() + path))
+        HttpRequest.newBuilder(URI.create(http.base() + path))
             .timeout(Http.TIMEOUT)
             .header("X-Model-Id", modelHeader)
-            .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)));
+            .POST(BodyPublishers.ofString(body)));
   }
 
   @Test

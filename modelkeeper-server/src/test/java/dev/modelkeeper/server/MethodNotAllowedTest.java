@@ -3,8 +3,8 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.modelkeeper.server.support.FakeModels;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

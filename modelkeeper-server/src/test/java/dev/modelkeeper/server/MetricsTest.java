@@ -2,12 +2,16 @@ package dev.modelkeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
+import dev.modelkeeper.core.ModelLoadException;
+import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -34,10 +38,14 @@ class MetricsTest {
   @Test
   void metrics_afterLoadsEvictionsAndRequests_reportThem() throws Exception {
     FakeModels models = FakeModels.of("alpha/1", "beta/1", "gamma/1").size("gamma/1", 700);
-    models.failLoad("beta/1", new dev.modelkeeper.core.ModelLoadException("broken"));
+    models.failLoad("beta/1", new ModelLoadException("broken"));
     try (ModelKeeperServer server =
         TestServer.fake(
-            models, b -> b.maxModels(1).loadFailureBackoff(Duration.ofMillis(1)).pin(List.of()))) {
+            models,
+            b ->
+                b.budgets(m -> m.withMaxModels(1))
+                    .timeouts(t -> t.withLoadFailureBackoff(Duration.ofMillis(1)))
+                    .withPin(List.of()))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/alpha/infer", X).status()).isEqualTo(200);
       assertThat(http.post("/v2/models/alpha/infer", X).status()).isEqualTo(200);
@@ -92,21 +100,24 @@ class MetricsTest {
   @Test
   void metrics_afterCapacityRejection_countWaitsAndRejections() throws Exception {
     FakeModels models = FakeModels.of("alpha/1", "beta/1");
-    dev.modelkeeper.core.testkit.Gate gate = new dev.modelkeeper.core.testkit.Gate();
+    Gate gate = new Gate();
     models.gateInfer("alpha/1", gate);
     try (ModelKeeperServer server =
-        TestServer.fake(models, b -> b.maxModels(1).capacityTimeout(Duration.ofMillis(200)))) {
+        TestServer.fake(
+            models,
+            b ->
+                b.budgets(m -> m.withMaxModels(1))
+                    .timeouts(t -> t.withCapacity(Duration.ofMillis(200))))) {
       Http http = Http.to(server.port());
-      java.util.concurrent.CompletableFuture<Response> leased =
-          java.util.concurrent.CompletableFuture.supplyAsync(
-              () -> http.post("/v2/models/alpha/infer", X));
+      CompletableFuture<Response> leased =
+          CompletableFuture.supplyAsync(() -> http.post("/v2/models/alpha/infer", X));
       gate.awaitEntered();
       Response rejected = http.post("/v2/models/beta/infer", X);
       assertThat(rejected.status()).isEqualTo(503);
       String during = http.get("/metrics").body();
       assertThat(sample(during, "modelkeeper_active_leases")).isEqualTo(1);
       gate.open();
-      assertThat(leased.get(30, java.util.concurrent.TimeUnit.SECONDS).status()).isEqualTo(200);
+      assertThat(leased.get(30, TimeUnit.SECONDS).status()).isEqualTo(200);
       String text = http.get("/metrics").body();
       assertThat(sample(text, "modelkeeper_capacity_waits_total")).isEqualTo(1);
       assertThat(sample(text, "modelkeeper_capacity_rejections_total")).isEqualTo(1);

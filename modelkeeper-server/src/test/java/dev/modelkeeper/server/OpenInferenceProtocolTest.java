@@ -3,11 +3,12 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.util.ArrayList;
 import java.util.List;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -29,7 +30,7 @@ class OpenInferenceProtocolTest {
 
   @BeforeAll
   static void start() {
-    server = TestServer.demo(b -> b.maxModels(4));
+    server = TestServer.demo(b -> b.budgets(m -> m.withMaxModels(4)));
     http = Http.to(server.port());
   }
 
@@ -162,7 +163,7 @@ class OpenInferenceProtocolTest {
     for (int i = 0; i < 3; i++) {
       rowSum += probabilities.get("data").get(i).asDouble();
     }
-    assertThat(rowSum).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-4));
+    assertThat(rowSum).isCloseTo(1.0, Offset.offset(1e-4));
   }
 
   @Test

@@ -3,12 +3,17 @@ package dev.modelkeeper.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
+import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,7 +28,7 @@ class RepositoryApiTest {
   @BeforeEach
   void start() {
     models = FakeModels.of("alpha/1", "alpha/2", "beta/1", "gamma/1");
-    server = TestServer.fake(models, b -> b.maxModels(2));
+    server = TestServer.fake(models, b -> b.budgets(m -> m.withMaxModels(2)));
     http = Http.to(server.port());
   }
 
@@ -140,38 +145,36 @@ class RepositoryApiTest {
 
   @Test
   void index_whileLoadIsInProgress_showsLoading() throws Exception {
-    dev.modelkeeper.core.testkit.Gate gate = new dev.modelkeeper.core.testkit.Gate();
+    Gate gate = new Gate();
     models.gateLoad("beta/1", gate);
-    java.util.concurrent.CompletableFuture<Response> load =
-        java.util.concurrent.CompletableFuture.supplyAsync(
-            () -> http.post("/v2/repository/models/beta/load", ""));
+    CompletableFuture<Response> load =
+        CompletableFuture.supplyAsync(() -> http.post("/v2/repository/models/beta/load", ""));
     gate.awaitEntered();
     assertThat(index("").get("beta/1").get("state").asText()).isEqualTo("LOADING");
     gate.open();
-    assertThat(load.get(30, java.util.concurrent.TimeUnit.SECONDS).status()).isEqualTo(200);
+    assertThat(load.get(30, TimeUnit.SECONDS).status()).isEqualTo(200);
     assertThat(index("").get("beta/1").get("state").asText()).isEqualTo("READY");
   }
 
   @Test
   void index_whileUnloadWaitsForLease_showsUnloading() throws Exception {
-    dev.modelkeeper.core.testkit.Gate gate = new dev.modelkeeper.core.testkit.Gate();
+    Gate gate = new Gate();
     models.gateInfer("beta/1", gate);
-    java.util.concurrent.CompletableFuture<Response> infer =
-        java.util.concurrent.CompletableFuture.supplyAsync(
+    CompletableFuture<Response> infer =
+        CompletableFuture.supplyAsync(
             () ->
                 http.post(
                     "/v2/models/beta/infer",
                     "{\"inputs\":[{\"name\":\"x\",\"shape\":[1],\"datatype\":\"FP32\",\"data\":[1]}]}"));
     gate.awaitEntered();
-    java.util.concurrent.CompletableFuture<Response> unload =
-        java.util.concurrent.CompletableFuture.supplyAsync(
-            () -> http.post("/v2/repository/models/beta/unload", ""));
-    org.awaitility.Awaitility.await()
-        .atMost(java.time.Duration.ofSeconds(10))
+    CompletableFuture<Response> unload =
+        CompletableFuture.supplyAsync(() -> http.post("/v2/repository/models/beta/unload", ""));
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
         .until(() -> index("").get("beta/1").get("state").asText().equals("UNLOADING"));
     gate.open();
-    assertThat(infer.get(30, java.util.concurrent.TimeUnit.SECONDS).status()).isEqualTo(200);
-    assertThat(unload.get(30, java.util.concurrent.TimeUnit.SECONDS).status()).isEqualTo(200);
+    assertThat(infer.get(30, TimeUnit.SECONDS).status()).isEqualTo(200);
+    assertThat(unload.get(30, TimeUnit.SECONDS).status()).isEqualTo(200);
     assertThat(index("").get("beta/1").get("state").asText()).isEqualTo("UNAVAILABLE");
     assertThat(models.violations()).isEmpty();
   }

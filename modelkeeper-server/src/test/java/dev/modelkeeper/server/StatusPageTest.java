@@ -2,10 +2,11 @@ package dev.modelkeeper.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
-import dev.modelkeeper.server.support.Http.Response;
+import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import dev.modelkeeper.testkit.Http.Response;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -28,11 +29,14 @@ class StatusPageTest {
   @Test
   void page_listsModels_theirActivity_andRecentEvents() throws Exception {
     FakeModels models = FakeModels.of("alpha/1", "beta/1", "gamma/1");
-    models.failLoad(
-        "beta/1", new dev.modelkeeper.core.ModelLoadException("no <b>weights</b> & no luck"));
+    models.failLoad("beta/1", new ModelLoadException("no <b>weights</b> & no luck"));
     try (ModelKeeperServer server =
         TestServer.fake(
-            models, b -> b.maxModels(1).loadFailureBackoff(Duration.ofMillis(1)).pin(List.of()))) {
+            models,
+            b ->
+                b.budgets(m -> m.withMaxModels(1))
+                    .timeouts(t -> t.withLoadFailureBackoff(Duration.ofMillis(1)))
+                    .withPin(List.of()))) {
       Http http = Http.to(server.port());
       assertThat(http.post("/v2/models/beta/infer", X).status()).isEqualTo(500);
       assertThat(http.post("/v2/models/gamma/infer", X).status()).isEqualTo(200);

@@ -12,8 +12,8 @@ import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub;
 import dev.modelkeeper.server.grpc.ModelInferRequest;
 import dev.modelkeeper.server.grpc.ModelInferResponse;
-import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -87,7 +87,8 @@ class TensorTypesTest {
             .node("Add", List.of("a", "b"), List.of("y"))
             .output("y", Datatype.FP32, 2));
     server =
-        TestServer.start(TestServer.config(new LocalModelRepository(root)).grpcPort(0).build());
+        TestServer.start(
+            TestServer.config(new LocalModelRepository(root)).network(n -> n.withGrpcPort(0)));
     http = Http.to(server.port());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
     grpc = GRPCInferenceServiceGrpc.newBlockingStub(channel);

@@ -10,6 +10,7 @@ import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.onnx.TensorSpec;
+import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.onnx.memory.ProcessMemory;
 import java.lang.reflect.Array;
 import java.nio.file.Path;
@@ -37,8 +38,9 @@ import java.util.concurrent.locks.LockSupport;
  * peak is the idle figure plus the median of what each run (one at a time) added to RSS, where one
  * copy's is the idle figure plus the most a run added.
  *
- * <p>Usage: {@code ModelAlone <repository> <name/version> <rows> <runs> [copies]}. Not thread-safe;
- * a program.
+ * <p>Usage: {@code ModelAlone <repository> <name/version> <rows> <runs> [copies]}, or {@code
+ * ModelAlone --demo DIR} to write the demo repository there when it is missing. Not thread-safe; a
+ * program.
  */
 public final class ModelAlone {
 
@@ -48,6 +50,10 @@ public final class ModelAlone {
   private ModelAlone() {}
 
   public static void main(String[] args) throws Exception {
+    if (args.length == 2 && args[0].equals("--demo")) {
+      DemoRepository.materialize(Path.of(args[1])); // for scripts/bench-memory.sh
+      return;
+    }
     Path repository = Path.of(args[0]);
     String id = args[1];
     int rows = Integer.parseInt(args[2]);

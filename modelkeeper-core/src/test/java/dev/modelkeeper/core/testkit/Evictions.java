@@ -1,6 +1,7 @@
 package dev.modelkeeper.core.testkit;
 
 import dev.modelkeeper.core.ModelManager;
+import dev.modelkeeper.core.RemovalCause;
 import dev.modelkeeper.core.ResidencyPolicy;
 import dev.modelkeeper.core.Residents;
 
@@ -23,7 +24,7 @@ public final class Evictions {
           public void loadFailed(String resolvedId) {}
 
           @Override
-          public void removed(String resolvedId, dev.modelkeeper.core.RemovalCause cause) {}
+          public void removed(String resolvedId, RemovalCause cause) {}
 
           @Override
           public void idle(String resolvedId) {}

@@ -4,6 +4,7 @@ import dev.modelkeeper.core.Model;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 /**
  * A fake model that counts its clears, can fail or pause inside {@code clearCache()}, and records a
@@ -19,7 +20,7 @@ public final class TestModel implements Model {
   private final List<String> violations = new CopyOnWriteArrayList<>();
   private volatile RuntimeException clearFailure;
   private volatile Gate clearGate;
-  private volatile java.util.function.BooleanSupplier randomClearFailure = () -> false;
+  private volatile BooleanSupplier randomClearFailure = () -> false;
   private final AtomicInteger failingClears = new AtomicInteger();
   private volatile Runnable duringClear = () -> {};
 
@@ -101,7 +102,7 @@ public final class TestModel implements Model {
   }
 
   /** Makes clearCache() fail whenever {@code fails} says so. */
-  public TestModel failClearWhen(java.util.function.BooleanSupplier fails) {
+  public TestModel failClearWhen(BooleanSupplier fails) {
     this.randomClearFailure = fails;
     return this;
   }

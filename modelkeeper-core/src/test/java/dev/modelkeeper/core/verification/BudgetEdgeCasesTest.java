@@ -8,14 +8,20 @@ import dev.modelkeeper.core.CacheOptions;
 import dev.modelkeeper.core.CapacityExceededException;
 import dev.modelkeeper.core.ManagerOptions;
 import dev.modelkeeper.core.Model;
+import dev.modelkeeper.core.ModelLoadException;
+import dev.modelkeeper.core.RemovalCause;
 import dev.modelkeeper.core.WithFixedSizeCache;
+import dev.modelkeeper.core.testkit.Async;
 import dev.modelkeeper.core.testkit.FakeTicker;
+import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.LifecycleMonitor;
 import dev.modelkeeper.core.testkit.TestModel;
 import dev.modelkeeper.core.testkit.TestRegistry;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /** Boundaries of the budget that the mutation report showed untested. */
@@ -49,7 +55,7 @@ class BudgetEdgeCasesTest {
     assertThat(cache.usedBytes()).isEqualTo(200);
     cache.addModel("c", "key");
     assertThat(cache.keys()).containsExactlyInAnyOrder("b", "c");
-    assertThat(base.stats().evictions()).containsKey(dev.modelkeeper.core.RemovalCause.BYTE_BUDGET);
+    assertThat(base.stats().evictions()).containsKey(RemovalCause.BYTE_BUDGET);
     assertThat(Invariants.checkQuiescent(cache, base, cache, registry, true)).isEmpty();
   }
 
@@ -88,7 +94,7 @@ class BudgetEdgeCasesTest {
   void capacityRefusal_afterWaiting_saysHowLongItWaited() {
     WithFixedSizeCache cache =
         new WithFixedSizeCache(
-            base, CacheOptions.builder(1).capacityTimeout(java.time.Duration.ofMillis(20)).build());
+            base, CacheOptions.builder(1).capacityTimeout(Duration.ofMillis(20)).build());
     cache.addModel("a", "key");
     try (var lease = cache.acquire("a", "key")) {
       assertThatThrownBy(() -> cache.addModel("b", "key"))
@@ -115,21 +121,18 @@ class BudgetEdgeCasesTest {
     WithFixedSizeCache cache =
         new WithFixedSizeCache(
             base,
-            CacheOptions.builder(1)
-                .maxBytes(100)
-                .capacityTimeout(java.time.Duration.ofSeconds(60))
-                .build());
-    dev.modelkeeper.core.testkit.Gate constructing = new dev.modelkeeper.core.testkit.Gate();
+            CacheOptions.builder(1).maxBytes(100).capacityTimeout(Duration.ofSeconds(60)).build());
+    Gate constructing = new Gate();
     registry.pauseNextLoad("a", constructing).failNextLoads("a", 1);
-    var loadA = dev.modelkeeper.core.testkit.Async.run("load a", () -> cache.addModel("a", "key"));
+    var loadA = Async.run("load a", () -> cache.addModel("a", "key"));
     constructing.awaitEntered();
     assertThat(cache.usedBytes()).isEqualTo(100);
-    var loadB = dev.modelkeeper.core.testkit.Async.run("load b", () -> cache.addModel("b", "key"));
-    org.awaitility.Awaitility.await()
-        .atMost(java.time.Duration.ofSeconds(10))
+    var loadB = Async.run("load b", () -> cache.addModel("b", "key"));
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
         .until(() -> cache.stats().capacityWaits() == 1); // b waits for the room a reserved
     constructing.open();
-    assertThat(loadA.joinFailure()).isInstanceOf(dev.modelkeeper.core.ModelLoadException.class);
+    assertThat(loadA.joinFailure()).isInstanceOf(ModelLoadException.class);
     loadB.join(); // within the join timeout: woken by the failure, not by its 60 s deadline
     assertThat(cache.keys()).containsExactly("b");
     assertThat(cache.usedBytes()).isEqualTo(100);

@@ -17,17 +17,22 @@ import dev.modelkeeper.core.testkit.Evictions;
 import dev.modelkeeper.core.testkit.Invariants;
 import dev.modelkeeper.core.testkit.TestModel;
 import dev.modelkeeper.core.testkit.TestRegistry;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -178,7 +183,7 @@ class FaultInjectionStressTest {
 
     @Override
     public String toString() {
-      Map<String, Long> failures = new java.util.TreeMap<>();
+      Map<String, Long> failures = new TreeMap<>();
       failuresByType.forEach((k, v) -> failures.put(k, v.sum()));
       return rounds
           + " rounds, "
@@ -414,13 +419,13 @@ class FaultInjectionStressTest {
               .failuresByType
               .computeIfAbsent(expected.getClass().getSimpleName(), k -> new LongAdder())
               .increment();
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
           if (!(e.getCause() instanceof ModelKeeperException)) {
             violations.add(name + " failed unexpectedly: " + describe(e.getCause()));
           }
           totals.expectedFailures.increment();
-        } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
-          if (e instanceof java.util.concurrent.TimeoutException) {
+        } catch (InterruptedException | TimeoutException e) {
+          if (e instanceof TimeoutException) {
             violations.add(name + " did not complete within " + JOIN_SECONDS + " s");
           }
         } catch (Throwable unexpected) {
@@ -465,8 +470,8 @@ class FaultInjectionStressTest {
     }
 
     private static String describe(Throwable t) {
-      java.io.StringWriter out = new java.io.StringWriter();
-      t.printStackTrace(new java.io.PrintWriter(out));
+      StringWriter out = new StringWriter();
+      t.printStackTrace(new PrintWriter(out));
       return out.toString();
     }
 

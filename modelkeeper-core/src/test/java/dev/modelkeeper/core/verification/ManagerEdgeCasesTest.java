@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.modelkeeper.core.BaseModelManager;
+import dev.modelkeeper.core.CapacityExceededException;
 import dev.modelkeeper.core.EvictionOutcome;
 import dev.modelkeeper.core.LoadBackoffException;
 import dev.modelkeeper.core.LockTimeoutException;
@@ -11,9 +12,15 @@ import dev.modelkeeper.core.ManagerOptions;
 import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelLoadException;
+import dev.modelkeeper.core.ModelManager;
+import dev.modelkeeper.core.ModelManagerDecorator;
+import dev.modelkeeper.core.ModelNotFoundException;
 import dev.modelkeeper.core.ModelUnloadException;
 import dev.modelkeeper.core.RemovalCause;
+import dev.modelkeeper.core.Residents;
+import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.core.testkit.Async;
+import dev.modelkeeper.core.testkit.Evictions;
 import dev.modelkeeper.core.testkit.FakeTicker;
 import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.core.testkit.QuietLogs;
@@ -21,6 +28,7 @@ import dev.modelkeeper.core.testkit.TestModel;
 import dev.modelkeeper.core.testkit.TestRegistry;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -38,7 +46,7 @@ class ManagerEdgeCasesTest {
   @Test
   void evict_eachState_reportsTheMatchingOutcome() {
     BaseModelManager m = manager(ManagerOptions.builder());
-    dev.modelkeeper.core.Residents r = dev.modelkeeper.core.testkit.Evictions.of(m);
+    Residents r = Evictions.of(m);
     assertThat(r.evict("a", RemovalCause.COUNT_BUDGET)).isEqualTo(EvictionOutcome.ABSENT);
     m.addModel("a", "key");
     try (ModelLease lease = m.acquire("a", "key")) {
@@ -172,7 +180,7 @@ class ManagerEdgeCasesTest {
     BaseModelManager m = manager(ManagerOptions.builder());
     for (int i = 0; i < 2; i++) {
       assertThatThrownBy(() -> m.addModel("ghost", "key"))
-          .isInstanceOf(dev.modelkeeper.core.ModelNotFoundException.class);
+          .isInstanceOf(ModelNotFoundException.class);
     }
     assertThat(registry.lookups()).containsExactly("ghost", "ghost");
     assertThat(m.lifecycleTable()).isEmpty();
@@ -181,12 +189,11 @@ class ManagerEdgeCasesTest {
   @Test
   void load_refusedForCapacity_opensNoBackoffWindow() {
     BaseModelManager m = manager(ManagerOptions.builder());
-    dev.modelkeeper.core.WithFixedSizeCache cache =
-        new dev.modelkeeper.core.WithFixedSizeCache(m, 1);
+    WithFixedSizeCache cache = new WithFixedSizeCache(m, 1);
     cache.addModel("a", "key");
     cache.pin("a");
     assertThatThrownBy(() -> cache.addModel("b", "key"))
-        .isInstanceOf(dev.modelkeeper.core.CapacityExceededException.class);
+        .isInstanceOf(CapacityExceededException.class);
     cache.unpin("a");
     cache.addModel("b", "key");
     assertThat(cache.keys()).containsExactly("b");
@@ -220,11 +227,9 @@ class ManagerEdgeCasesTest {
   @Test
   void acquireAsync_throughADecorator_coldAndWarm_leaseTheSameModel() throws Exception {
     BaseModelManager m = manager(ManagerOptions.builder().executor(Runnable::run));
-    dev.modelkeeper.core.ModelManager top = new dev.modelkeeper.core.ModelManagerDecorator(m) {};
-    try (ModelLease cold =
-        top.acquireAsync("a", "key").get(10, java.util.concurrent.TimeUnit.SECONDS)) {
-      try (ModelLease warm =
-          top.acquireAsync("a", "key", null).get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+    ModelManager top = new ModelManagerDecorator(m) {};
+    try (ModelLease cold = top.acquireAsync("a", "key").get(10, TimeUnit.SECONDS)) {
+      try (ModelLease warm = top.acquireAsync("a", "key", null).get(10, TimeUnit.SECONDS)) {
         assertThat(warm.model()).isSameAs(cold.model());
       }
     }

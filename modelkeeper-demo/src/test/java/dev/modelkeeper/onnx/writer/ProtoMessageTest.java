@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import org.junit.jupiter.api.Test;
 
 /** Byte-level checks of the protobuf encoding against hand-worked examples of the wire format. */
@@ -67,7 +68,7 @@ class ProtoMessageTest {
           }
 
           @Override
-          public void writeTo(ProtoWriter out) throws java.io.IOException {
+          public void writeTo(ProtoWriter out) throws IOException {
             out.raw(new byte[] {1}, 0, 1);
           }
         };

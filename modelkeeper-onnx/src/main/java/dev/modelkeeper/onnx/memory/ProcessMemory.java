@@ -1,6 +1,7 @@
 package dev.modelkeeper.onnx.memory;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,8 +58,7 @@ public final class ProcessMemory {
 
   /** The machine's physical memory in bytes, as the JVM sees it. */
   public static long physicalBytes() {
-    java.lang.management.OperatingSystemMXBean os =
-        java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
     if (os instanceof com.sun.management.OperatingSystemMXBean) {
       return ((com.sun.management.OperatingSystemMXBean) os).getTotalMemorySize();
     }

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Objects;
@@ -198,7 +199,6 @@ public final class ArtifactCache {
   public Path fetch(Source source, Expected expected) {
     URI uri = source.uri();
     String sha256 = expected.name();
-    long size = expected.size();
     Path target = objects.resolve(sha256);
     if (verified(target, expected)) {
       return target;
@@ -482,7 +482,7 @@ public final class ArtifactCache {
   private static MessageDigest newDigest(String algorithm) {
     try {
       return MessageDigest.getInstance(algorithm);
-    } catch (java.security.NoSuchAlgorithmException e) {
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("the JDK has no " + algorithm, e);
     }
   }

@@ -35,10 +35,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * length; model and config files are downloaded into an {@link ArtifactCache} and verified before
  * use. Thread-safe.
  *
- * <p>The manifest is kept in memory and fetched again when older than the refresh interval (or
- * after {@link #refresh()}); when a refresh fails, the previous manifest stays in use. Identifiers
- * are validated by {@link ModelId} before any URL is built, and URLs are built only from manifest
- * paths, so requests never leave the base URL's folder.
+ * <p>The manifest is kept in memory and fetched again when older than the refresh interval; when a
+ * refresh fails, the previous manifest stays in use. Identifiers are validated by {@link ModelId}
+ * before any URL is built, and URLs are built only from manifest paths, so requests never leave the
+ * base URL's folder.
  */
 public final class HttpModelRepository implements ModelRepository {
 
@@ -87,11 +87,6 @@ public final class HttpModelRepository implements ModelRepository {
   @Override
   public List<Path> localFolders() {
     return List.of(cache.objectsDir());
-  }
-
-  /** Drops the in-memory manifest so the next call fetches it again. */
-  public void refresh() {
-    manifest = null;
   }
 
   @Override

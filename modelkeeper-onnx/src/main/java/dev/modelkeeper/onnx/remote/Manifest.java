@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -130,7 +131,7 @@ public final class Manifest {
                         && !rel.contains("..");
                   })
               .sorted()
-              .collect(java.util.stream.Collectors.toList());
+              .collect(Collectors.toList());
     } catch (IOException e) {
       throw new UncheckedIOException("cannot list " + root, e);
     }

@@ -1,6 +1,7 @@
 package dev.modelkeeper.onnx.remote;
 
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.Locale;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
@@ -55,7 +56,7 @@ public record S3Location(URI endpoint, String bucket, String prefix) {
         if (endpoint.getHost() == null || endpoint.getPort() < 0) {
           throw new IllegalArgumentException();
         }
-      } catch (java.net.URISyntaxException | IllegalArgumentException e) {
+      } catch (URISyntaxException | IllegalArgumentException e) {
         throw new IllegalArgumentException(
             "repository " + location + ": '" + parts[0] + "' is not host:port");
       }

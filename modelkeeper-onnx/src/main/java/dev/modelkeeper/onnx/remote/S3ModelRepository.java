@@ -8,7 +8,10 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -140,11 +143,6 @@ public final class S3ModelRepository implements ModelRepository {
   @Override
   public Map<ModelId, String> configProblems() {
     return local.configProblems();
-  }
-
-  /** The folder the small files are mirrored into. */
-  public Path mirrorDir() {
-    return mirror;
   }
 
   /**
@@ -318,13 +316,13 @@ public final class S3ModelRepository implements ModelRepository {
             + " instance metadata)";
       }
       for (Throwable c = e; c != null; c = c.getCause()) {
-        if (c instanceof java.net.UnknownHostException) {
+        if (c instanceof UnknownHostException) {
           return "cannot reach the store: unknown host " + c.getMessage();
         }
-        if (c instanceof java.net.ConnectException) {
+        if (c instanceof ConnectException) {
           return "cannot reach the store: connection refused";
         }
-        if (c instanceof java.net.SocketTimeoutException) {
+        if (c instanceof SocketTimeoutException) {
           return "cannot reach the store: no answer in time";
         }
       }

@@ -9,6 +9,7 @@ import dev.modelkeeper.core.ModelNotFoundException;
 import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.InvalidModelIdException;
 import dev.modelkeeper.onnx.LocalModelRepository;
+import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelRepositories;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.onnx.RepositoryEntry;
@@ -17,6 +18,7 @@ import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.onnx.TestRepos;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,9 +45,7 @@ class HttpModelRepositoryTest {
     Path root = TestRepos.demo();
     String manifest = Manifest.write(root);
     server.put(
-        Manifest.FILE_NAME,
-        manifest.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-        ArtifactServer.Mode.NORMAL);
+        Manifest.FILE_NAME, manifest.getBytes(StandardCharsets.UTF_8), ArtifactServer.Mode.NORMAL);
     for (Manifest.Entry e : Manifest.parse(manifest).entries()) {
       server.put(e.path(), Files.readAllBytes(root.resolve(e.path())), ArtifactServer.Mode.NORMAL);
     }
@@ -133,8 +133,7 @@ class HttpModelRepositoryTest {
   void open_urlOrFolder_picksTheRepositoryKind() {
     ModelRepository remote = ModelRepositories.open(server.uri("").toString(), tmp.resolve("c2"));
     assertThat(remote).isInstanceOf(HttpModelRepository.class);
-    assertThat(remote.locate(dev.modelkeeper.onnx.ModelId.parse("mlp-small")).version())
-        .isEqualTo("2");
+    assertThat(remote.locate(ModelId.parse("mlp-small")).version()).isEqualTo("2");
     assertThat(ModelRepositories.open(TestRepos.demo().toString(), tmp))
         .isInstanceOf(LocalModelRepository.class);
   }

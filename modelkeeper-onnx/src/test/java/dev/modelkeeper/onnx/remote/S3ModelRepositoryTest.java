@@ -11,6 +11,7 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.TestRepos;
 import dev.modelkeeper.onnx.testkit.CuttingProxy;
 import dev.modelkeeper.onnx.testkit.S3Store;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -169,7 +170,7 @@ class S3ModelRepositoryTest {
   @Test
   void anUnreachableStore_isNamedWithoutAJavaClass() throws Exception {
     int closed;
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+    try (ServerSocket s = new ServerSocket(0)) {
       closed = s.getLocalPort();
     }
     S3ModelRepository repo =

@@ -6,6 +6,8 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +25,7 @@ public final class CuttingProxy implements AutoCloseable {
   private final ExecutorService threads = Executors.newCachedThreadPool();
   private volatile long cutAfter = Long.MAX_VALUE;
   private final AtomicLong arming = new AtomicLong();
-  private final java.util.Set<Socket> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final Set<Socket> open = ConcurrentHashMap.newKeySet();
 
   /** Starts relaying to {@code 127.0.0.1:targetPort}. */
   public CuttingProxy(int targetPort) throws IOException {

@@ -12,8 +12,19 @@ import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.memory.MemoryCost;
+import dev.modelkeeper.server.admission.InflightBytes;
+import dev.modelkeeper.server.errors.Failure;
+import dev.modelkeeper.server.errors.NotReadyException;
+import dev.modelkeeper.server.errors.PathRedaction;
+import dev.modelkeeper.server.execution.Batches;
+import dev.modelkeeper.server.execution.Execution;
+import dev.modelkeeper.server.execution.ExecutionSettings;
+import dev.modelkeeper.server.execution.ModelExecutors;
+import dev.modelkeeper.server.execution.Workers;
 import dev.modelkeeper.server.memory.MemoryGuard;
 import dev.modelkeeper.server.memory.ModelMemory;
+import dev.modelkeeper.server.request.InferRequest;
+import dev.modelkeeper.server.request.ModelTarget;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -43,11 +54,11 @@ public final class Engine {
   /** The protocol extensions this server implements, as {@code GET /v2} and gRPC list them. */
   public static final List<String> EXTENSIONS = List.of("model_repository", "binary_tensor_data");
 
-  /** See {@link InferenceService#ANY_RUN}. */
-  public static final long ANY_RUN = InferenceService.ANY_RUN;
+  /** See {@link Execution#ANY_RUN}. */
+  public static final long ANY_RUN = Execution.ANY_RUN;
 
-  /** See {@link InferenceService#NO_RUN}. */
-  public static final long NO_RUN = InferenceService.NO_RUN;
+  /** See {@link Execution#NO_RUN}. */
+  public static final long NO_RUN = Execution.NO_RUN;
 
   private final WithFixedSizeCache manager;
   private final ModelResolver resolver;
@@ -168,7 +179,7 @@ public final class Engine {
     ModelMetadata md = events.metadata(t.key());
     if (md == null) {
       try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-        md = InferenceService.inferenceModel(lease).metadata();
+        md = ModelExecutors.inferenceModel(lease).metadata();
       }
     }
     List<String> versions =
@@ -200,7 +211,7 @@ public final class Engine {
   public ServedConfig modelConfig(String name, String version) {
     ModelTarget t = resolver.resolveKnown(name, version);
     try (ModelLease lease = manager.acquire(t.modelId(), null, t.alias())) {
-      InferenceModel m = InferenceService.inferenceModel(lease);
+      InferenceModel m = ModelExecutors.inferenceModel(lease);
       ExecutionSettings s = defaults.overriddenBy(m.config().execution());
       boolean batched = Batches.batchable(m) && m.config().maxBatchSize() != 0;
       return new ServedConfig(

@@ -8,6 +8,8 @@ import dev.modelkeeper.onnx.InvalidModelIdException;
 import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.ModelRepository;
+import dev.modelkeeper.server.errors.PathRedaction;
+import dev.modelkeeper.server.request.Classification;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

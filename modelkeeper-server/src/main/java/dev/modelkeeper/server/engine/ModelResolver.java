@@ -7,6 +7,8 @@ import dev.modelkeeper.core.Ticker;
 import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.onnx.RepositoryEntry;
+import dev.modelkeeper.server.errors.ConflictException;
+import dev.modelkeeper.server.request.ModelTarget;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

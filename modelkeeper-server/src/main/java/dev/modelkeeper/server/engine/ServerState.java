@@ -1,5 +1,9 @@
 package dev.modelkeeper.server.engine;
 
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
 /**
  * Where the server stands: starting (preloading), ready, or stopping. One volatile field;
  * thread-safe.
@@ -14,8 +18,7 @@ public final class ServerState {
   }
 
   private volatile Phase phase = Phase.STARTING;
-  private final java.util.concurrent.CountDownLatch readyOrStopped =
-      new java.util.concurrent.CountDownLatch(1);
+  private final CountDownLatch readyOrStopped = new CountDownLatch(1);
 
   public Phase phase() {
     return phase;
@@ -38,8 +41,8 @@ public final class ServerState {
   }
 
   /** Waits until the server is ready or stopping; true when it is ready. */
-  public boolean awaitReady(java.time.Duration timeout) throws InterruptedException {
-    readyOrStopped.await(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+  public boolean awaitReady(Duration timeout) throws InterruptedException {
+    readyOrStopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
     return phase == Phase.READY;
   }
 }

@@ -1,7 +1,7 @@
 package dev.modelkeeper.server.grpc;
 
-import dev.modelkeeper.server.engine.InflightBytes;
-import dev.modelkeeper.server.engine.ServerMetrics;
+import dev.modelkeeper.server.admission.InflightBytes;
+import dev.modelkeeper.server.observability.ServerMetrics;
 import io.grpc.Context;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;

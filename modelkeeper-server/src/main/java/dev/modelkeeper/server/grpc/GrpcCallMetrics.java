@@ -1,6 +1,6 @@
 package dev.modelkeeper.server.grpc;
 
-import dev.modelkeeper.server.engine.ServerMetrics;
+import dev.modelkeeper.server.observability.ServerMetrics;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;

@@ -3,19 +3,19 @@ package dev.modelkeeper.server.grpc;
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.TensorSpec;
 import dev.modelkeeper.onnx.TritonConfig;
-import dev.modelkeeper.server.engine.BearerAuth;
-import dev.modelkeeper.server.engine.DirectBuffers;
+import dev.modelkeeper.server.admission.DirectBuffers;
+import dev.modelkeeper.server.admission.InflightBytes;
+import dev.modelkeeper.server.auth.BearerAuth;
+import dev.modelkeeper.server.auth.UnauthorizedException;
 import dev.modelkeeper.server.engine.Engine;
-import dev.modelkeeper.server.engine.InferRequest;
 import dev.modelkeeper.server.engine.InferenceService;
-import dev.modelkeeper.server.engine.InflightBytes;
-import dev.modelkeeper.server.engine.ModelTarget;
-import dev.modelkeeper.server.engine.PathRedaction;
-import dev.modelkeeper.server.engine.RequestIds;
-import dev.modelkeeper.server.engine.RequestSpan;
 import dev.modelkeeper.server.engine.ServerState;
 import dev.modelkeeper.server.engine.ServerVersion;
-import dev.modelkeeper.server.engine.UnauthorizedException;
+import dev.modelkeeper.server.errors.PathRedaction;
+import dev.modelkeeper.server.request.InferRequest;
+import dev.modelkeeper.server.request.ModelTarget;
+import dev.modelkeeper.server.request.RequestIds;
+import dev.modelkeeper.server.request.RequestTrace;
 import io.grpc.Codec;
 import io.grpc.DecompressorRegistry;
 import io.grpc.ForwardingServerCallListener;
@@ -487,7 +487,7 @@ public final class GrpcEndpoint {
       CompletableFuture<Void> admitted = inflight.reserve(bytes);
       String name = request.getModelName();
       String version = version(request.getModelVersion());
-      RequestSpan span = GrpcSpans.current();
+      RequestTrace span = GrpcSpans.current();
       start(
           out,
           admitted,
@@ -524,13 +524,13 @@ public final class GrpcEndpoint {
     }
 
     /** The request, traced in {@code span} when it records. */
-    private static InferRequest decode(ModelInferRequest request, RequestSpan span) {
+    private static InferRequest decode(ModelInferRequest request, RequestTrace span) {
       InferRequest decoded = GrpcTensors.decode(request);
       return span.recording() ? decoded.traced(span) : decoded;
     }
 
     /** The answer, its encoding recorded in {@code span}. */
-    private static ModelInferResponse encode(InferenceService.Result result, RequestSpan span) {
+    private static ModelInferResponse encode(InferenceService.Result result, RequestTrace span) {
       return span.measure("encode", () -> GrpcTensors.encode(result));
     }
 

@@ -1,7 +1,7 @@
 package dev.modelkeeper.server.grpc;
 
-import dev.modelkeeper.server.engine.Failure;
-import dev.modelkeeper.server.engine.PathRedaction;
+import dev.modelkeeper.server.errors.Failure;
+import dev.modelkeeper.server.errors.PathRedaction;
 import io.grpc.Status;
 
 /**

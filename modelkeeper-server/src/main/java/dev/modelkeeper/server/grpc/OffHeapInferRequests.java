@@ -2,7 +2,7 @@ package dev.modelkeeper.server.grpc;
 
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.UnsafeByteOperations;
-import dev.modelkeeper.server.engine.DirectBuffers;
+import dev.modelkeeper.server.admission.DirectBuffers;
 import io.grpc.HasByteBuffer;
 import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;

@@ -6,6 +6,7 @@ import io.javalin.router.ParsedEndpoint;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 
@@ -67,7 +68,7 @@ public final class AllowedMethods {
     String allow = String.join(", ", allowed);
     Routes.label(ctx, template(path)); // counted under the route, not as unmatched
     if (ctx.method().equals(HandlerType.OPTIONS)) {
-      return new HttpResult(204, HttpResult.JSON, new byte[0], java.util.Map.of("Allow", allow));
+      return new HttpResult(204, HttpResult.JSON, new byte[0], Map.of("Allow", allow));
     }
     return errors
         .error(

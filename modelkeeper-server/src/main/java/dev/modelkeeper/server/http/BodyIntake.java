@@ -1,15 +1,13 @@
 package dev.modelkeeper.server.http;
 
-import dev.modelkeeper.server.engine.BadRequestException;
-import dev.modelkeeper.server.engine.DirectBuffers;
-import dev.modelkeeper.server.engine.InflightBytes;
-import dev.modelkeeper.server.engine.PayloadTooLargeException;
-import dev.modelkeeper.server.engine.RateLimitedLog;
-import dev.modelkeeper.server.engine.RequestBytes;
-import dev.modelkeeper.server.engine.RequestTimeoutException;
-import dev.modelkeeper.server.engine.ServerMetrics;
-import dev.modelkeeper.server.engine.UnavailableException;
-import dev.modelkeeper.server.engine.UnsupportedMediaTypeException;
+import dev.modelkeeper.server.admission.DirectBuffers;
+import dev.modelkeeper.server.admission.InflightBytes;
+import dev.modelkeeper.server.admission.RequestBytes;
+import dev.modelkeeper.server.errors.BadRequestException;
+import dev.modelkeeper.server.errors.PayloadTooLargeException;
+import dev.modelkeeper.server.errors.UnavailableException;
+import dev.modelkeeper.server.observability.RateLimitedLog;
+import dev.modelkeeper.server.observability.ServerMetrics;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.time.Duration;

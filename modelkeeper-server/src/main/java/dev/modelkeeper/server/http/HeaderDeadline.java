@@ -1,6 +1,6 @@
 package dev.modelkeeper.server.http;
 
-import dev.modelkeeper.server.engine.ServerMetrics;
+import dev.modelkeeper.server.observability.ServerMetrics;
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;

@@ -12,12 +12,12 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.modelkeeper.server.engine.BadRequestException;
-import dev.modelkeeper.server.engine.UnsupportedMediaTypeException;
+import dev.modelkeeper.server.errors.BadRequestException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.Locale;
 
 /**
  * The server's JSON codec: one configured {@link ObjectMapper} with bounded nesting and number
@@ -135,7 +135,7 @@ public final class Json {
     if (contentType == null || contentType.isBlank()) {
       return;
     }
-    String type = contentType.split(";", 2)[0].trim().toLowerCase(java.util.Locale.ROOT);
+    String type = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
     if (!type.equals("application/json") && !type.equals("application/x-www-form-urlencoded")) {
       throw new UnsupportedMediaTypeException(
           "Content-Type '" + contentType + "' is not accepted here; send application/json");

@@ -1,6 +1,5 @@
 package dev.modelkeeper.server.http;
 
-import dev.modelkeeper.server.engine.ForbiddenException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;

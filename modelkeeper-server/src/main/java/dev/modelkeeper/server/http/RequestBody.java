@@ -1,11 +1,12 @@
 package dev.modelkeeper.server.http;
 
-import dev.modelkeeper.server.engine.DirectBuffers;
-import dev.modelkeeper.server.engine.RequestBytes;
+import dev.modelkeeper.server.admission.DirectBuffers;
+import dev.modelkeeper.server.admission.RequestBytes;
 import io.javalin.http.Context;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -95,7 +96,7 @@ public final class RequestBody {
       int n = Math.min(buffer.remaining(), last.length - used);
       if (n == 0) {
         // the body is longer than announced; the block was sized to the announced length
-        last = java.util.Arrays.copyOf(last, BLOCK);
+        last = Arrays.copyOf(last, BLOCK);
         blocks.set(blocks.size() - 1, last);
         n = Math.min(buffer.remaining(), BLOCK - used);
       }

@@ -1,8 +1,8 @@
 package dev.modelkeeper.server.http;
 
-import dev.modelkeeper.server.engine.RequestBytes;
-import dev.modelkeeper.server.engine.UnavailableException;
-import dev.modelkeeper.server.engine.Workers;
+import dev.modelkeeper.server.admission.RequestBytes;
+import dev.modelkeeper.server.errors.UnavailableException;
+import dev.modelkeeper.server.execution.Workers;
 import io.javalin.http.Context;
 import java.util.Set;
 import java.util.concurrent.CancellationException;

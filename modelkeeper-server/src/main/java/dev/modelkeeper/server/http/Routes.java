@@ -1,14 +1,14 @@
 package dev.modelkeeper.server.http;
 
-import dev.modelkeeper.server.engine.BearerAuth;
-import dev.modelkeeper.server.engine.RequestIds;
-import dev.modelkeeper.server.engine.RequestSpan;
-import dev.modelkeeper.server.engine.Tracing;
+import dev.modelkeeper.server.auth.BearerAuth;
+import dev.modelkeeper.server.request.RequestIds;
+import dev.modelkeeper.server.request.RequestTrace;
+import dev.modelkeeper.server.request.RequestTracer;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
-import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.common.Attributes;
+import io.javalin.router.Endpoint;
+import java.util.Map;
 
 /**
  * Registers handlers, and tags every request that matched a route with the route's template (before
@@ -26,54 +26,50 @@ public final class Routes {
   static final String UNMATCHED = "unmatched";
 
   private static final String SPAN = "modelkeeper.span";
-  private static final AttributeKey<String> METHOD = AttributeKey.stringKey("http.request.method");
-  private static final AttributeKey<String> ROUTE = AttributeKey.stringKey("http.route");
-  private static final AttributeKey<Long> STATUS =
-      AttributeKey.longKey("http.response.status_code");
 
   private final RoutesConfig routes;
 
   /** Routes whose requests are not traced. */
   public Routes(RoutesConfig routes) {
-    this(routes, Tracing.OFF);
+    this(routes, RequestTracer.OFF);
   }
 
   /**
    * Routes whose requests each get a server span in {@code tracing}, named by method and route
    * template and continuing the caller's {@code traceparent}; {@link #endSpan} ends it.
    */
-  public Routes(RoutesConfig routes, Tracing tracing) {
+  public Routes(RoutesConfig routes, RequestTracer tracing) {
     this.routes = routes;
     routes.beforeMatched(
         ctx -> {
-          io.javalin.router.Endpoint matched = ctx.endpoints().matchedHttpEndpoint();
+          Endpoint matched = ctx.endpoints().matchedHttpEndpoint();
           if (matched != null) {
             ctx.attribute(ATTRIBUTE, matched.path);
             if (tracing.on()) {
               String method = ctx.method().name();
               ctx.attribute(
                   SPAN,
-                  tracing.serverSpan(
+                  tracing.start(
                       method + " " + matched.path,
                       ctx::header,
-                      Attributes.of(METHOD, method, ROUTE, matched.path)));
+                      Map.of("http.request.method", method, "http.route", matched.path)));
             }
           }
         });
   }
 
-  /** The server span of {@code ctx}, {@link RequestSpan#NONE} when it is not traced. */
-  public static RequestSpan span(Context ctx) {
-    RequestSpan span = ctx.attribute(SPAN);
-    return span != null ? span : RequestSpan.NONE;
+  /** The trace of {@code ctx}, {@link RequestTrace#NONE} when it is not traced. */
+  public static RequestTrace span(Context ctx) {
+    RequestTrace span = ctx.attribute(SPAN);
+    return span != null ? span : RequestTrace.NONE;
   }
 
   /** Ends the server span of {@code ctx}, if any, with its response's status. */
   public static void endSpan(Context ctx) {
-    RequestSpan span = ctx.attribute(SPAN);
+    RequestTrace span = ctx.attribute(SPAN);
     if (span != null) {
       int status = ctx.statusCode();
-      span.set(STATUS, (long) status);
+      span.attribute("http.response.status_code", status);
       span.end(status >= 500, "HTTP " + status);
     }
   }

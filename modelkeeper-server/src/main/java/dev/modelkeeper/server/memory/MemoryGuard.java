@@ -7,7 +7,7 @@ import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.NativeHeap;
 import dev.modelkeeper.onnx.memory.MemoryMeter;
 import dev.modelkeeper.onnx.memory.ProcessMemory;
-import dev.modelkeeper.server.engine.InvalidConfigException;
+import dev.modelkeeper.server.config.InvalidConfigException;
 import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.concurrent.ScheduledExecutorService;

@@ -7,7 +7,7 @@ import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.HalfFloats;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.Tensor;
-import dev.modelkeeper.server.engine.TensorInputs;
+import dev.modelkeeper.server.request.TensorInputs;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;

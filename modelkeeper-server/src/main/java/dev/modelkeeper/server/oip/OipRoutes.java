@@ -2,18 +2,18 @@ package dev.modelkeeper.server.oip;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelkeeper.onnx.TritonConfig;
-import dev.modelkeeper.server.engine.BadRequestException;
 import dev.modelkeeper.server.engine.Engine;
-import dev.modelkeeper.server.engine.InferRequest;
 import dev.modelkeeper.server.engine.InferenceService;
-import dev.modelkeeper.server.engine.ModelTarget;
-import dev.modelkeeper.server.engine.RequestSpan;
 import dev.modelkeeper.server.engine.ServerVersion;
+import dev.modelkeeper.server.errors.BadRequestException;
 import dev.modelkeeper.server.http.HttpResult;
 import dev.modelkeeper.server.http.Json;
 import dev.modelkeeper.server.http.RequestBody;
 import dev.modelkeeper.server.http.RequestRunner;
 import dev.modelkeeper.server.http.Routes;
+import dev.modelkeeper.server.request.InferRequest;
+import dev.modelkeeper.server.request.ModelTarget;
+import dev.modelkeeper.server.request.RequestTrace;
 import io.javalin.http.Context;
 import java.util.concurrent.CompletableFuture;
 
@@ -136,7 +136,7 @@ public final class OipRoutes {
       Json.checkContentType(ctx.contentType());
     }
     RequestBody body = RequestBody.of(ctx);
-    RequestSpan span = Routes.span(ctx);
+    RequestTrace span = Routes.span(ctx);
     runner.submitAsync(
         ctx,
         (deadline, mayRunModel) -> {

@@ -4,10 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.Descriptors.EnumValueDescriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.MapEntry;
 import com.google.protobuf.Message;
+import java.math.BigInteger;
 import java.util.List;
 
 /**
@@ -63,7 +65,7 @@ final class ProtoJson {
       case LONG:
         if (f.getType() == FieldDescriptor.Type.UINT64
             || f.getType() == FieldDescriptor.Type.FIXED64) {
-          return NODES.numberNode(new java.math.BigInteger(Long.toUnsignedString((Long) v)));
+          return NODES.numberNode(new BigInteger(Long.toUnsignedString((Long) v)));
         }
         return NODES.numberNode((Long) v);
       case FLOAT:
@@ -73,7 +75,7 @@ final class ProtoJson {
       case BOOLEAN:
         return NODES.booleanNode((Boolean) v);
       case BYTE_STRING:
-        return NODES.binaryNode(((com.google.protobuf.ByteString) v).toByteArray());
+        return NODES.binaryNode(((ByteString) v).toByteArray());
       default:
         return NODES.textNode(String.valueOf(v));
     }

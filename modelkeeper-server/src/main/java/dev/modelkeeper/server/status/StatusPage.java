@@ -3,7 +3,7 @@ package dev.modelkeeper.server.status;
 import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import dev.modelkeeper.server.engine.Engine;
-import dev.modelkeeper.server.engine.StatusBoard;
+import dev.modelkeeper.server.observability.StatusBoard;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.Set;
 import org.eclipse.jetty.util.StringUtil;
@@ -193,7 +194,7 @@ final class StatusPage {
       String version,
       String state,
       long charged,
-      java.util.Optional<MemoryCost> measured,
+      Optional<MemoryCost> measured,
       Engine.Resident resident,
       String key) {
     StatusBoard.ModelActivity a = board.models().get(key);

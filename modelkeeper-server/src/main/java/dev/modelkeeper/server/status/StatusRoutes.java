@@ -1,9 +1,9 @@
 package dev.modelkeeper.server.status;
 
 import dev.modelkeeper.server.engine.Engine;
-import dev.modelkeeper.server.engine.StatusBoard;
 import dev.modelkeeper.server.http.HttpResult;
 import dev.modelkeeper.server.http.Routes;
+import dev.modelkeeper.server.observability.StatusBoard;
 import io.javalin.http.Context;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;

@@ -7,9 +7,9 @@ import static org.awaitility.Awaitility.await;
 import com.google.protobuf.ByteString;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub;
-import dev.modelkeeper.server.support.Http;
 import dev.modelkeeper.server.support.RawHttp2;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.Http;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -36,7 +36,10 @@ class GrpcArrivalsTest {
   @Test
   void messageThatStopsArriving_countsInTheBudget_andEndsAtTheBodyReadTimeout() throws Exception {
     try (ModelKeeperServer server =
-            TestServer.demo(b -> b.grpcPort(0).bodyReadTimeout(Duration.ofMillis(500)));
+            TestServer.demo(
+                b ->
+                    b.network(n -> n.withGrpcPort(0))
+                        .timeouts(t -> t.withBodyRead(Duration.ofMillis(500))));
         RawHttp2 raw = RawHttp2.connect(server.grpcPort(), READ)) {
       long start = System.nanoTime();
       int call = raw.openCall(INFER);
@@ -54,7 +57,10 @@ class GrpcArrivalsTest {
   @Test
   void callThatSendsOnlyItsHeaders_endsAtTheBodyReadTimeout() throws Exception {
     try (ModelKeeperServer server =
-            TestServer.demo(b -> b.grpcPort(0).bodyReadTimeout(Duration.ofMillis(500)));
+            TestServer.demo(
+                b ->
+                    b.network(n -> n.withGrpcPort(0))
+                        .timeouts(t -> t.withBodyRead(Duration.ofMillis(500))));
         RawHttp2 raw = RawHttp2.connect(server.grpcPort(), READ)) {
       int call = raw.openCall(INFER);
       assertThat(raw.awaitEnd(call)).isTrue();
@@ -70,10 +76,9 @@ class GrpcArrivalsTest {
     try (ModelKeeperServer server =
         TestServer.demo(
             b ->
-                b.grpcPort(0)
-                    .maxRequestBytes(200_000)
-                    .maxInflightBytes(200_000)
-                    .bodyReadTimeout(Duration.ofSeconds(30)))) {
+                b.network(n -> n.withGrpcPort(0))
+                    .budgets(m -> m.withMaxRequestBytes(200_000).withMaxInflightBytes(200_000))
+                    .timeouts(t -> t.withBodyRead(Duration.ofSeconds(30))))) {
       ManagedChannel channel =
           NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
       try {
@@ -108,7 +113,7 @@ class GrpcArrivalsTest {
   @Test
   void answerThatTheClientDoesNotRead_holdsItsRequestsBudget_untilTheClientIsGone()
       throws Exception {
-    try (ModelKeeperServer server = TestServer.demo(b -> b.grpcPort(0))) {
+    try (ModelKeeperServer server = TestServer.demo(b -> b.network(n -> n.withGrpcPort(0)))) {
       byte[] message = irisRows(1).toByteArray();
       try (RawHttp2 raw = RawHttp2.connect(server.grpcPort(), READ, 0)) {
         int call = raw.openCall(INFER);
@@ -123,7 +128,8 @@ class GrpcArrivalsTest {
 
   @Test
   void connectionPastTheLimit_waitsToBeAccepted_untilAnotherCloses() throws Exception {
-    try (ModelKeeperServer server = TestServer.demo(b -> b.grpcPort(0).maxConnections(2))) {
+    try (ModelKeeperServer server =
+        TestServer.demo(b -> b.network(n -> n.withGrpcPort(0).withMaxConnections(2)))) {
       RawHttp2 first = RawHttp2.connect(server.grpcPort(), READ);
       try (RawHttp2 second = RawHttp2.connect(server.grpcPort(), READ);
           Socket third = new Socket("127.0.0.1", server.grpcPort())) {
@@ -141,7 +147,10 @@ class GrpcArrivalsTest {
   @Test
   void connectionThatNeverSendsItsPreface_isClosedAtTheBodyReadTimeout() throws Exception {
     try (ModelKeeperServer server =
-            TestServer.demo(b -> b.grpcPort(0).bodyReadTimeout(Duration.ofMillis(500)));
+            TestServer.demo(
+                b ->
+                    b.network(n -> n.withGrpcPort(0))
+                        .timeouts(t -> t.withBodyRead(Duration.ofMillis(500))));
         Socket silent = new Socket("127.0.0.1", server.grpcPort())) {
       silent.setSoTimeout((int) READ.toMillis());
       long start = System.nanoTime();

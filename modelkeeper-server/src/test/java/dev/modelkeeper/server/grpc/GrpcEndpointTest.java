@@ -10,31 +10,45 @@ import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.engine.BadRequestException;
-import dev.modelkeeper.server.engine.ConflictException;
-import dev.modelkeeper.server.engine.Failure;
-import dev.modelkeeper.server.engine.PathRedaction;
-import dev.modelkeeper.server.engine.RequestTimeoutException;
-import dev.modelkeeper.server.engine.UnauthorizedException;
-import dev.modelkeeper.server.engine.UnavailableException;
+import dev.modelkeeper.server.auth.UnauthorizedException;
+import dev.modelkeeper.server.errors.BadRequestException;
+import dev.modelkeeper.server.errors.ConflictException;
+import dev.modelkeeper.server.errors.Failure;
+import dev.modelkeeper.server.errors.PathRedaction;
+import dev.modelkeeper.server.errors.UnavailableException;
 import dev.modelkeeper.server.grpc.GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub;
-import dev.modelkeeper.server.support.FakeModels;
-import dev.modelkeeper.server.support.Http;
+import dev.modelkeeper.server.http.RequestTimeoutException;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.FakeModels;
+import dev.modelkeeper.testkit.Http;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.MethodDescriptor.Marshaller;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeUnit;
+import org.assertj.core.data.Offset;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -56,7 +70,11 @@ class GrpcEndpointTest {
   @BeforeAll
   static void start() {
     server =
-        TestServer.demo(b -> b.grpcPort(0).authToken(TOKEN).maxRequestBytes(1 << 20).maxModels(4));
+        TestServer.demo(
+            b ->
+                b.network(n -> n.withGrpcPort(0))
+                    .security(s -> s.withAuthToken(TOKEN))
+                    .budgets(m -> m.withMaxRequestBytes(1 << 20).withMaxModels(4)));
     channel = channel(server);
     grpc =
         GRPCInferenceServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
@@ -135,7 +153,7 @@ class GrpcEndpointTest {
     for (int i = 0; i < 3; i++) {
       sum += p.getFloat();
     }
-    assertThat(sum).isCloseTo(1f, org.assertj.core.data.Offset.offset(1e-5f));
+    assertThat(sum).isCloseTo(1f, Offset.offset(1e-5f));
     ByteBuffer labels =
         r.getRawOutputContents(1).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
     assertThat(labels.getLong()).isEqualTo(0L);
@@ -147,7 +165,7 @@ class GrpcEndpointTest {
     int rows = 5000; // an 80 kB message: parsed off-heap, its raw contents read in place
     for (int round = 0; round < 3; round++) {
       float[] values = new float[rows * 4];
-      java.util.Random random = new java.util.Random(round);
+      Random random = new Random(round);
       for (int i = 0; i < values.length; i++) {
         values[i] = 0.1f + 7 * random.nextFloat();
       }
@@ -164,7 +182,7 @@ class GrpcEndpointTest {
       ByteBuffer labels =
           raw.getRawOutputContents(1).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
       assertThat(labels.remaining()).isEqualTo(rows * 8);
-      java.util.List<Long> got = new java.util.ArrayList<>();
+      List<Long> got = new ArrayList<>();
       while (labels.hasRemaining()) {
         got.add(labels.getLong());
       }
@@ -172,8 +190,8 @@ class GrpcEndpointTest {
       assertThat(got).contains(0L, 1L, 2L);
     }
     // each message's memory went back when its call closed
-    org.awaitility.Awaitility.await()
-        .atMost(java.time.Duration.ofSeconds(10))
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
         .until(() -> server.offHeapRequestBytes() == 0);
   }
 
@@ -227,7 +245,7 @@ class GrpcEndpointTest {
     ModelInferResponse r = grpc.modelInfer(b.build());
     // answered in raw_output_contents, as Triton does, whatever form the inputs took
     assertThat(r.getRawOutputContentsCount()).isEqualTo(r.getOutputsCount());
-    Map<String, java.util.List<Object>> out = new java.util.HashMap<>();
+    Map<String, List<Object>> out = new HashMap<>();
     for (int i = 0; i < r.getOutputsCount(); i++) {
       ModelInferResponse.InferOutputTensor o = r.getOutputs(i);
       Datatype dt = Datatype.parse(o.getDatatype());
@@ -360,7 +378,13 @@ class GrpcEndpointTest {
       throws Exception {
     try (ModelKeeperServer s =
         TestServer.demo(
-            b -> b.grpcPort(0).maxRequestBytes(64 << 10).maxInflightBytes(64 << 10).maxModels(2))) {
+            b ->
+                b.network(n -> n.withGrpcPort(0))
+                    .budgets(
+                        m ->
+                            m.withMaxRequestBytes(64 << 10)
+                                .withMaxInflightBytes(64 << 10)
+                                .withMaxModels(2)))) {
       ManagedChannel ch = channel(s);
       try {
         GRPCInferenceServiceBlockingStub stub =
@@ -374,9 +398,7 @@ class GrpcEndpointTest {
                 stub.modelInfer(iris(1, floats(5.1f, 3.5f, 1.4f, 0.2f)).build())
                     .getRawOutputContentsCount())
             .isEqualTo(2);
-        org.awaitility.Awaitility.await()
-            .atMost(Duration.ofSeconds(10))
-            .until(() -> s.inflightBytes() == 0);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> s.inflightBytes() == 0);
       } finally {
         ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
       }
@@ -400,15 +422,16 @@ class GrpcEndpointTest {
             .addRawInputContents(ByteString.copyFrom(new byte[4 * n]))
             .build();
     try (ModelKeeperServer s =
-        TestServer.demo(b -> b.grpcPort(0).maxRequestBytes(1 << 20).maxInflightBytes(1 << 20))) {
+        TestServer.demo(
+            b ->
+                b.network(net -> net.withGrpcPort(0))
+                    .budgets(m -> m.withMaxRequestBytes(1 << 20).withMaxInflightBytes(1 << 20)))) {
       ManagedChannel ch = channel(s);
       try {
         GRPCInferenceServiceBlockingStub stub =
             GRPCInferenceServiceGrpc.newBlockingStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS);
         assertThat(code(() -> stub.modelInfer(request))).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-        org.awaitility.Awaitility.await()
-            .atMost(Duration.ofSeconds(10))
-            .until(() -> s.inflightBytes() == 0);
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> s.inflightBytes() == 0);
       } finally {
         ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
       }
@@ -451,7 +474,7 @@ class GrpcEndpointTest {
   void deadline_thatPassesWhileALoadIsPending_endsTheCallAtTheDeadline() throws Exception {
     Gate load = new Gate();
     FakeModels models = FakeModels.of("slow/1").gateLoad("slow/1", load);
-    try (ModelKeeperServer s = TestServer.fake(models, b -> b.grpcPort(0))) {
+    try (ModelKeeperServer s = TestServer.fake(models, b -> b.network(n -> n.withGrpcPort(0)))) {
       ManagedChannel ch = channel(s);
       try {
         long start = System.nanoTime();
@@ -475,26 +498,26 @@ class GrpcEndpointTest {
   }
 
   /** Passes bytes through as they are, to send messages a protobuf encoder would not produce. */
-  private static final io.grpc.MethodDescriptor.Marshaller<byte[]> RAW_BYTES =
-      new io.grpc.MethodDescriptor.Marshaller<>() {
+  private static final Marshaller<byte[]> RAW_BYTES =
+      new Marshaller<>() {
         @Override
-        public java.io.InputStream stream(byte[] value) {
-          return new java.io.ByteArrayInputStream(value);
+        public InputStream stream(byte[] value) {
+          return new ByteArrayInputStream(value);
         }
 
         @Override
-        public byte[] parse(java.io.InputStream stream) {
+        public byte[] parse(InputStream stream) {
           try {
             return stream.readAllBytes();
-          } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
           }
         }
       };
 
   @Test
   void messageThatIsNotValidProtobuf_isInvalidArgument_andTheNextCallIsAnswered() {
-    io.grpc.MethodDescriptor<byte[], byte[]> raw =
+    MethodDescriptor<byte[], byte[]> raw =
         GRPCInferenceServiceGrpc.getModelInferMethod().toBuilder(RAW_BYTES, RAW_BYTES).build();
     // field 1 (model_name) as a length-delimited string 2 GB long, in 3 bytes: not protobuf
     byte[] garbage = {0x0a, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x07};
@@ -502,10 +525,10 @@ class GrpcEndpointTest {
         org.assertj.core.api.Assertions.catchThrowableOfType(
             StatusRuntimeException.class,
             () ->
-                io.grpc.stub.ClientCalls.blockingUnaryCall(
+                ClientCalls.blockingUnaryCall(
                     channel,
                     raw,
-                    io.grpc.CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS),
+                    CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS),
                     garbage));
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
     assertThat(e.getStatus().getDescription()).contains("ModelInferRequest");
@@ -515,7 +538,9 @@ class GrpcEndpointTest {
 
   @Test
   void everyCall_isCountedByMethodAndCode_includingOnesTheTransportEnds() throws Exception {
-    try (ModelKeeperServer s = TestServer.demo(b -> b.grpcPort(0).maxRequestBytes(1 << 16))) {
+    try (ModelKeeperServer s =
+        TestServer.demo(
+            b -> b.network(n -> n.withGrpcPort(0)).budgets(m -> m.withMaxRequestBytes(1 << 16)))) {
       ManagedChannel ch = channel(s);
       try {
         GRPCInferenceServiceBlockingStub stub =
@@ -533,19 +558,19 @@ class GrpcEndpointTest {
         assertThat(code(() -> stub.modelInfer(iris(4097, big).build())))
             .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
         // a method the service does not have is counted under one name, whatever it is called
-        io.grpc.MethodDescriptor<ServerLiveRequest, ServerLiveRequest> missing =
+        MethodDescriptor<ServerLiveRequest, ServerLiveRequest> missing =
             GRPCInferenceServiceGrpc.getServerLiveMethod().toBuilder(
-                    io.grpc.protobuf.ProtoUtils.marshaller(ServerLiveRequest.getDefaultInstance()),
-                    io.grpc.protobuf.ProtoUtils.marshaller(ServerLiveRequest.getDefaultInstance()))
+                    ProtoUtils.marshaller(ServerLiveRequest.getDefaultInstance()),
+                    ProtoUtils.marshaller(ServerLiveRequest.getDefaultInstance()))
                 .setFullMethodName("inference.GRPCInferenceService/NoSuchMethod")
                 .build();
         assertThat(
                 code(
                     () ->
-                        io.grpc.stub.ClientCalls.blockingUnaryCall(
+                        ClientCalls.blockingUnaryCall(
                             ch,
                             missing,
-                            io.grpc.CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS),
+                            CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS),
                             ServerLiveRequest.getDefaultInstance())))
             .isEqualTo(Status.Code.UNIMPLEMENTED);
         // a stream is counted when it closes, which may follow the answer by a moment
@@ -557,7 +582,7 @@ class GrpcEndpointTest {
           "modelkeeper_grpc_requests_total{code=\"UNIMPLEMENTED\",method=\"unknown\"} 1.0",
           "modelkeeper_grpc_request_seconds_count{method=\"ModelInfer\"} 4"
         };
-        org.awaitility.Awaitility.await()
+        Awaitility.await()
             .atMost(Duration.ofSeconds(10))
             .untilAsserted(
                 () ->
@@ -582,7 +607,7 @@ class GrpcEndpointTest {
             new RequestTimeoutException("x"), Status.Code.DEADLINE_EXCEEDED,
             new CapacityExceededException("x"), Status.Code.UNAVAILABLE,
             new UnavailableException("x", Duration.ofSeconds(1)), Status.Code.UNAVAILABLE,
-            new java.util.concurrent.CancellationException(), Status.Code.CANCELLED,
+            new CancellationException(), Status.Code.CANCELLED,
             new IllegalStateException("bug"), Status.Code.INTERNAL);
     cases.forEach(
         (failure, code) -> {

@@ -9,20 +9,18 @@ import dev.modelkeeper.core.LoadBackoffException;
 import dev.modelkeeper.core.LockTimeoutException;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotFoundException;
+import dev.modelkeeper.core.ModelTooLargeException;
 import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.InvalidModelIdException;
 import dev.modelkeeper.onnx.remote.ArtifactDownloadException;
-import dev.modelkeeper.server.engine.BadRequestException;
-import dev.modelkeeper.server.engine.ConflictException;
-import dev.modelkeeper.server.engine.ForbiddenException;
-import dev.modelkeeper.server.engine.NotReadyException;
-import dev.modelkeeper.server.engine.PathRedaction;
-import dev.modelkeeper.server.engine.PayloadTooLargeException;
-import dev.modelkeeper.server.engine.RequestTimeoutException;
-import dev.modelkeeper.server.engine.UnauthorizedException;
-import dev.modelkeeper.server.engine.UnavailableException;
-import dev.modelkeeper.server.engine.UnsupportedMediaTypeException;
+import dev.modelkeeper.server.auth.UnauthorizedException;
+import dev.modelkeeper.server.errors.BadRequestException;
+import dev.modelkeeper.server.errors.ConflictException;
+import dev.modelkeeper.server.errors.NotReadyException;
+import dev.modelkeeper.server.errors.PathRedaction;
+import dev.modelkeeper.server.errors.PayloadTooLargeException;
+import dev.modelkeeper.server.errors.UnavailableException;
 import io.javalin.http.HttpResponseException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -76,7 +74,7 @@ class ErrorMapperTest {
 
   @Test
   void toResult_modelLargerThanTheWholeBudget_is507WithoutRetryAfter() {
-    HttpResult r = map(new dev.modelkeeper.core.ModelTooLargeException("too big for the budget"));
+    HttpResult r = map(new ModelTooLargeException("too big for the budget"));
     assertThat(r.status()).isEqualTo(507);
     assertThat(r.headers()).doesNotContainKey("Retry-After");
   }

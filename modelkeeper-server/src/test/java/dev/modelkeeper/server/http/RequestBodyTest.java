@@ -2,8 +2,8 @@ package dev.modelkeeper.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.modelkeeper.server.engine.DirectBuffers;
-import dev.modelkeeper.server.engine.RequestBytes;
+import dev.modelkeeper.server.admission.DirectBuffers;
+import dev.modelkeeper.server.admission.RequestBytes;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 

@@ -7,10 +7,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.modelkeeper.onnx.LocalModelRepository;
 import dev.modelkeeper.onnx.demo.Mlp;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.engine.InvalidConfigException;
-import dev.modelkeeper.server.support.DemoRepo;
-import dev.modelkeeper.server.support.Http;
+import dev.modelkeeper.server.config.InvalidConfigException;
 import dev.modelkeeper.server.support.TestServer;
+import dev.modelkeeper.testkit.DemoRepo;
+import dev.modelkeeper.testkit.Http;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,7 +30,8 @@ class MemoryCapTest {
     Mlp.ofApproxBytes(24L << 20, 5).writeTo(dir.resolve("big/1/model.onnx"));
     long cap = jvmBytes() + (48L << 20); // room for 48 MiB; an unmeasured 24 MB model needs 64
     try (ModelKeeperServer server =
-        TestServer.start(TestServer.config(new LocalModelRepository(dir)).maxMemory(cap).build())) {
+        TestServer.start(
+            TestServer.config(new LocalModelRepository(dir)).budgets(m -> m.withMaxMemory(cap)))) {
       Http.Response r = Http.to(server.port()).post("/v2/repository/models/big/load", "{}");
 
       assertThat(r.status()).isEqualTo(507);
@@ -48,7 +49,8 @@ class MemoryCapTest {
     assertThatThrownBy(
             () ->
                 TestServer.start(
-                    TestServer.config(DemoRepo.repository()).maxMemory(1L << 20).build()))
+                    TestServer.config(DemoRepo.repository())
+                        .budgets(m -> m.withMaxMemory(1L << 20))))
         .isInstanceOf(InvalidConfigException.class)
         .hasMessageContaining("max-memory")
         .hasMessageContaining("leaves no room for models")
@@ -60,8 +62,7 @@ class MemoryCapTest {
     try (ModelKeeperServer server =
         TestServer.start(
             TestServer.config(DemoRepo.repository())
-                .maxMemory(jvmBytes() + (256L << 20))
-                .build())) {
+                .budgets(m -> m.withMaxMemory(jvmBytes() + (256L << 20))))) {
       Http http = Http.to(server.port());
       assertThat(
               http.post(

@@ -2,12 +2,12 @@ package dev.modelkeeper.server.oip;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.modelkeeper.server.engine.InferRequest;
-import dev.modelkeeper.server.engine.InflightBytes;
-import dev.modelkeeper.server.engine.PathRedaction;
-import dev.modelkeeper.server.engine.RequestBytes;
+import dev.modelkeeper.server.admission.InflightBytes;
+import dev.modelkeeper.server.admission.RequestBytes;
+import dev.modelkeeper.server.errors.PathRedaction;
 import dev.modelkeeper.server.http.ErrorMapper;
 import dev.modelkeeper.server.http.Json;
+import dev.modelkeeper.server.request.InferRequest;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

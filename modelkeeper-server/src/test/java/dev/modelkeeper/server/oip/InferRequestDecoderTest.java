@@ -6,13 +6,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.Tensor;
-import dev.modelkeeper.server.engine.BadRequestException;
-import dev.modelkeeper.server.engine.InferRequest;
-import dev.modelkeeper.server.engine.InflightBytes;
-import dev.modelkeeper.server.engine.PayloadTooLargeException;
-import dev.modelkeeper.server.engine.RequestBytes;
+import dev.modelkeeper.server.admission.InflightBytes;
+import dev.modelkeeper.server.admission.RequestBytes;
+import dev.modelkeeper.server.errors.BadRequestException;
+import dev.modelkeeper.server.errors.PayloadTooLargeException;
 import dev.modelkeeper.server.http.Json;
+import dev.modelkeeper.server.request.InferRequest;
+import java.io.ByteArrayInputStream;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -24,8 +28,7 @@ class InferRequestDecoderTest {
 
   private InferRequest parse(String body) {
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    return decoder.decode(
-        new java.io.ByteArrayInputStream(bytes), bytes.length, RequestBytes.untracked());
+    return decoder.decode(new ByteArrayInputStream(bytes), bytes.length, RequestBytes.untracked());
   }
 
   private Tensor one(String name, String datatype, String shape, String data) {
@@ -169,7 +172,7 @@ class InferRequestDecoderTest {
     assertThat(one("x", "UINT16", "[2]", "[0, 65535]").toList()).containsExactly(0, 65535);
     assertThat(one("x", "UINT32", "[1]", "[4294967295]").toList()).containsExactly(4294967295L);
     assertThat(one("x", "UINT64", "[2]", "[18446744073709551615, 5]").toList())
-        .containsExactly(new java.math.BigInteger("18446744073709551615"), 5L);
+        .containsExactly(new BigInteger("18446744073709551615"), 5L);
     assertThat(one("x", "BF16", "[1]", "[1.0]").toList()).containsExactly(1f);
     assertThatThrownBy(() -> one("x", "UINT16", "[1]", "[65536]"))
         .isInstanceOf(InvalidInputException.class)
@@ -202,10 +205,8 @@ class InferRequestDecoderTest {
     byte[] body =
         "{\"inputs\": [{\"name\": \"x\", \"datatype\": \"INT64\", \"shape\": [4], \"data\": [1,2,3,4]}]}"
             .getBytes(StandardCharsets.UTF_8);
-    RequestBytes small =
-        new RequestBytes(new InflightBytes(16, java.time.Duration.ofSeconds(1), null));
-    assertThatThrownBy(
-            () -> decoder.decode(new java.io.ByteArrayInputStream(body), body.length, small))
+    RequestBytes small = new RequestBytes(new InflightBytes(16, Duration.ofSeconds(1), null));
+    assertThatThrownBy(() -> decoder.decode(new ByteArrayInputStream(body), body.length, small))
         .isInstanceOf(PayloadTooLargeException.class);
   }
 
@@ -233,7 +234,7 @@ class InferRequestDecoderTest {
 
   @Test
   void inferResponse_everyDatatype_writesJsonValues() {
-    Map<String, Tensor> outputs = new java.util.LinkedHashMap<>();
+    Map<String, Tensor> outputs = new LinkedHashMap<>();
     outputs.put("u", Tensor.ofUint8("u", new long[] {2}, (byte) 200, (byte) 1));
     outputs.put("b", Tensor.ofBooleans("b", new long[] {1}, true));
     outputs.put("s", Tensor.ofStrings("s", new long[] {1}, "\"quoted\""));

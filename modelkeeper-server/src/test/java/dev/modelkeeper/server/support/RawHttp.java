@@ -8,6 +8,7 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -28,11 +29,11 @@ public final class RawHttp implements AutoCloseable {
 
   /** Connects to {@code 127.0.0.1:port}; reads time out after 10 s. */
   public static RawHttp connect(int port) throws IOException {
-    return connect(port, java.time.Duration.ofSeconds(10));
+    return connect(port, Duration.ofSeconds(10));
   }
 
   /** Connects to {@code 127.0.0.1:port}; reads time out after {@code readTimeout}. */
-  public static RawHttp connect(int port, java.time.Duration readTimeout) throws IOException {
+  public static RawHttp connect(int port, Duration readTimeout) throws IOException {
     Socket s = new Socket("127.0.0.1", port);
     s.setSoTimeout((int) readTimeout.toMillis());
     return new RawHttp(s);

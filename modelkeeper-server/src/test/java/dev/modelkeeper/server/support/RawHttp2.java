@@ -10,6 +10,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 
 /**
  * One loopback HTTP/2 connection (cleartext, prior knowledge) driven frame by frame, for gRPC
@@ -113,7 +114,7 @@ public final class RawHttp2 implements AutoCloseable {
     byte[] bytes = whole.put(message).array();
     for (int at = 0; at < bytes.length; at += MAX_FRAME) {
       int n = Math.min(MAX_FRAME, bytes.length - at);
-      byte[] part = java.util.Arrays.copyOfRange(bytes, at, at + n);
+      byte[] part = Arrays.copyOfRange(bytes, at, at + n);
       frame(DATA, at + n == bytes.length ? END_STREAM : 0, stream, part);
     }
   }

@@ -2,7 +2,10 @@ package dev.modelkeeper.server.support;
 
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.server.ModelKeeperServer;
-import dev.modelkeeper.server.ServerConfig;
+import dev.modelkeeper.server.config.ServerConfig;
+import dev.modelkeeper.testkit.DemoRepo;
+import dev.modelkeeper.testkit.FakeModels;
+import java.time.Duration;
 import java.util.function.UnaryOperator;
 
 /** Starts real servers on a free loopback port for tests. Stateless and thread-safe. */
@@ -10,13 +13,11 @@ public final class TestServer {
 
   private TestServer() {}
 
-  /** A builder bound to 127.0.0.1 on any free port, gRPC off, with short shutdown for tests. */
-  public static ServerConfig.Builder config(ModelRepository repository) {
-    return ServerConfig.builder(repository)
-        .host("127.0.0.1")
-        .port(0)
-        .grpcPort(ServerConfig.GRPC_OFF)
-        .shutdownTimeout(java.time.Duration.ofSeconds(10));
+  /** Settings bound to 127.0.0.1 on any free port, gRPC off, with short shutdown for tests. */
+  public static ServerConfig config(ModelRepository repository) {
+    return ServerConfig.of(repository)
+        .network(n -> n.withHost("127.0.0.1").withPort(0).withGrpcPort(ServerConfig.GRPC_OFF))
+        .timeouts(t -> t.withShutdown(Duration.ofSeconds(10)));
   }
 
   public static ModelKeeperServer start(ServerConfig config) {
@@ -24,13 +25,12 @@ public final class TestServer {
   }
 
   /** A server over the fake models, configured further by {@code tweak}. */
-  public static ModelKeeperServer fake(
-      FakeModels models, UnaryOperator<ServerConfig.Builder> tweak) {
-    return ModelKeeperServer.start(tweak.apply(config(models).registry(models)).build());
+  public static ModelKeeperServer fake(FakeModels models, UnaryOperator<ServerConfig> tweak) {
+    return ModelKeeperServer.start(tweak.apply(config(models).withRegistry(models)));
   }
 
   /** A server over the demo repository, configured further by {@code tweak}. */
-  public static ModelKeeperServer demo(UnaryOperator<ServerConfig.Builder> tweak) {
-    return ModelKeeperServer.start(tweak.apply(config(DemoRepo.repository())).build());
+  public static ModelKeeperServer demo(UnaryOperator<ServerConfig> tweak) {
+    return ModelKeeperServer.start(tweak.apply(config(DemoRepo.repository())));
   }
 }

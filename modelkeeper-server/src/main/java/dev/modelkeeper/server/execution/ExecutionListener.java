@@ -1,0 +1,43 @@
+package dev.modelkeeper.server.execution;
+
+import java.util.function.IntSupplier;
+
+/**
+ * What one model's executor reports as it works: the execution room's seam for whoever observes it
+ * (the server's metrics). Methods are called outside any lock, on the thread that did the work;
+ * implementations are thread-safe and quick. {@link #NONE} reports nowhere.
+ */
+public interface ExecutionListener {
+
+  /** Reports nowhere. */
+  ExecutionListener NONE = new ExecutionListener() {};
+
+  /** A request was refused: the model's queue was full. */
+  default void rejected() {}
+
+  /** A request waited {@code queueNanos} for its run to start. */
+  default void waited(long queueNanos) {}
+
+  /** A run of {@code requests} requests, {@code rows} rows in all, took {@code runNanos}. */
+  default void ran(int requests, int rows, long runNanos) {}
+
+  /**
+   * Gives each model's executor its listener, and hears of each answered request. Implementations
+   * are thread-safe; {@link #NONE} gives {@link ExecutionListener#NONE} and hears nothing.
+   */
+  @FunctionalInterface
+  interface Factory {
+
+    /** Listeners that report nowhere. */
+    Factory NONE = (modelKey, queued) -> ExecutionListener.NONE;
+
+    /**
+     * The listener of the executor of model {@code modelKey}, whose queue depth {@code queued}
+     * reads at any time; called once per model.
+     */
+    ExecutionListener forModel(String modelKey, IntSupplier queued);
+
+    /** An inference request was answered, whatever the outcome. */
+    default void answered() {}
+  }
+}

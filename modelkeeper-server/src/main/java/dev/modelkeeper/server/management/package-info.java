@@ -1,0 +1,5 @@
+/**
+ * The Roboflow-style management API over REST: add, remove, clear, registry. A transport: uses the
+ * engine and the http plumbing.
+ */
+package dev.modelkeeper.server.management;
