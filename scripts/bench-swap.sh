@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Model swap time of server jars, over loopback (see docs/BENCHMARKS.md, "Swap time"):
 #
-#   scripts/bench-swap.sh loads [--cycles N] [--python PY] MODELS_DIR NAME=JAR...
+#   scripts/bench-swap.sh loads [--cycles N] [--python PY] MODELS_DIR NAME=JAR[+FLAG...]...
 #     per model of MODELS_DIR (<name>.onnx files), N cycles of
 #     POST /v2/repository/models/<name>/load then .../unload on an idle server, each jar in turn,
-#     then ONNX Runtime's bare session creation on the same file in Python (PY: an interpreter with
-#     onnxruntime installed); median and p90 per model and jar, in ms.
+#     then ONNX Runtime's bare session creation on the same file in Python (its default options);
+#     median and p90 per model and jar, in ms, and each jar's median over Python's. PY is an
+#     interpreter with onnxruntime; by default a venv under ~/.cache/modelkeeper with the
+#     onnxruntime of the project's pom, made when missing. A jar that keeps pre-optimized forms
+#     has them built by an unmeasured first load (the script waits for them) before its cycles.
 #
-#   scripts/bench-swap.sh churn [--rounds R] [--seconds S] [--clients "2 8"] CONVNET NAME=JAR...
+#   scripts/bench-swap.sh churn [--rounds R] [--seconds S] [--clients "2 8"] CONVNET NAME=JAR[+FLAG...]...
 #     4 copies of the convnet file CONVNET, --max-models 2, closed-loop wrk clients each sending
 #     binary single-image requests to a model drawn at random; rounds interleave the jars (the
 #     order rotates per round); req/s, p50/p99 ms and non-2xx per round, jar and client count.
 #
-# Every server runs as `java -Xmx1g -jar JAR serve` with a cache folder of its own per run (so a
-# jar's on-disk caches start empty in each round and are kept within it). Needs curl and wrk.
+# Every server runs as `java -Xmx1g -jar JAR serve FLAG...` (FLAGs after the jar, joined by +: e.g.
+# plain=modelkeeper.jar+--pre-optimize+false) with a cache folder of its own per run (so a jar's
+# on-disk caches start empty in each round and are kept within it). Needs curl and wrk.
 set -euo pipefail
 mode=${1:-}
 shift || true
@@ -21,7 +25,7 @@ cycles=20
 rounds=3
 seconds=60
 clients="2 8"
-python=python3
+python=
 while [ $# -gt 0 ]; do
   case "$1" in
     --cycles) cycles=$2; shift 2 ;;
@@ -38,6 +42,10 @@ source=$1
 shift
 jars=("$@")
 [ ${#jars[@]} -ge 1 ] || { echo "name at least one NAME=JAR" >&2; exit 2; }
+for entry in "${jars[@]}"; do
+  j=${entry#*=}
+  [ -f "${j%%+*}" ] || { echo "no jar at ${j%%+*}" >&2; exit 2; }
+done
 work=$(mktemp -d)
 server=
 cleanup() {
@@ -46,14 +54,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server NAME JAR REPOSITORY FLAGS...: sets $server and $port
+# start_server NAME JAR[+FLAG...] REPOSITORY FLAGS...: sets $server and $port
 start_server() {
-  local name=$1 jar=$2 repo=$3
+  local name=$1 jar=${2%%+*} repo=$3 extra=()
+  [[ $2 == *+* ]] && IFS=+ read -r -a extra <<< "${2#*+}"
   shift 3
+  set -- "${extra[@]}" "$@"
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   rm -rf "$work/cache-$name"
   java -Xmx1g -jar "$jar" serve --port "$port" --grpc-port -1 --repository "$repo" \
-    --cache-dir "$work/cache-$name" "$@" > "$work/$name.out" 2> "$work/$name.err" &
+    --cache-dir "$work/cache-$name" ${1+"$@"} > "$work/$name.out" 2> "$work/$name.err" &
   server=$!
   for ((t = 0; t < 240; t++)); do
     grep -q '^Ready\.' "$work/$name.out" 2>/dev/null && return 0
@@ -80,8 +90,35 @@ quantiles() {
   sort -g "$1" | awk '{v[NR]=$1} END {m=int((NR+1)/2); p=int(0.9*NR+0.999); printf "%.1f %.1f\n", v[m], v[p]}'
 }
 
+# forms_ready NAME [N]: waits (at most 120 s) until the server NAME keeps N (default 1)
+# pre-optimized forms, when it keeps forms at all
+forms_ready() {
+  grep -q 'pre-optimized model forms kept in' "$work/$1.out" || return 0
+  local want=${2:-1} have
+  for ((t = 0; t < 480; t++)); do
+    have=$(find "$work/cache-$1/optimized" -mindepth 2 -maxdepth 2 -name entry.json 2>/dev/null | wc -l)
+    [ "$have" -ge "$want" ] && return 0
+    sleep 0.25
+  done
+  echo "$1 kept $have of $want pre-optimized forms after 120 s" >&2
+  exit 1
+}
+
+# the onnxruntime of the pom, in a venv of its own, for the bare session
+ort_python() {
+  local version venv
+  version=$(sed -n 's:.*<onnxruntime.version>\(.*\)</onnxruntime.version>.*:\1:p' "$(dirname "$0")/../pom.xml")
+  venv=${MODELKEEPER_CACHE:-$HOME/.cache/modelkeeper}/ort-venv-$version
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import onnxruntime' 2>/dev/null; then
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install -q "onnxruntime==$version" >&2
+  fi
+  echo "$venv/bin/python"
+}
+
 echo "load average before: $(cat /proc/loadavg)"
 if [ "$mode" = loads ]; then
+  [ -n "$python" ] || python=$(ort_python)
   repo="$work/repository"
   names=()
   for f in "$source"/*.onnx; do
@@ -102,9 +139,11 @@ for _ in range(cycles):
     del s
     time.sleep(0.3)
 PY
-  printf '| model | %s | python bare session |\n' "$(printf '%s: HTTP median / p90 ms (manager median) | ' "${jars[@]%%=*}" | sed 's/ | $//')"
+  printf '| model | %s | python bare session median / p90 ms |\n' "$(printf '%s: HTTP median / p90 ms (manager median), x python | ' "${jars[@]%%=*}" | sed 's/ | $//')"
+  printf '|---|%s---:|\n' "$(printf -- '---:|%.0s' "${jars[@]}")"
   for n in "${names[@]}"; do
-    row="| $n |"
+    cells=()
+    meds=()
     for entry in "${jars[@]}"; do
       name=${entry%%=*}
       jar=${entry#*=}
@@ -112,6 +151,7 @@ PY
       url="http://127.0.0.1:$port/v2/repository/models/$n"
       curl -sf -X POST "$url/load" > /dev/null # unmeasured: first use of the code and the file
       curl -sf -X POST "$url/unload" > /dev/null
+      forms_ready "$name"
       : > "$work/t"
       : > "$work/m"
       for ((c = 0; c < cycles; c++)); do
@@ -125,17 +165,25 @@ PY
       stop_server
       read -r med p90 < <(quantiles "$work/t")
       read -r mmed mp90 < <(quantiles "$work/m")
-      row="$row $med / $p90 ($mmed) |"
+      cells+=("$med / $p90 ($mmed)")
+      meds+=("$med")
     done
     "$python" "$work/bare.py" "$(readlink -f "$source/$n.onnx")" "$cycles" 2>/dev/null > "$work/py"
-    read -r med p90 < <(quantiles "$work/py")
-    echo "$row $med / $p90 |"
+    read -r pmed pp90 < <(quantiles "$work/py")
+    row="| $n |"
+    for ((k = 0; k < ${#cells[@]}; k++)); do
+      row="$row ${cells[$k]}, $(awk -v a="${meds[$k]}" -v b="$pmed" 'BEGIN {printf "%.2fx", a / b}') |"
+    done
+    echo "$row $pmed / $pp90 |"
   done
 else
   repo="$work/repository"
   for c in a b c d; do
     mkdir -p "$repo/convnet-$c/1"
     cp "$source" "$repo/convnet-$c/1/model.onnx"
+    # four models, not four names for one: each copy ends with a doc_string of its own (ModelProto
+    # field 6; the last one parsed wins), so each has its own digest and pre-optimized form
+    printf '\x32\x01%s' "$c" >> "$repo/convnet-$c/1/model.onnx"
   done
   cat > "$work/churn.lua" <<'LUA'
 local names = {"convnet-a", "convnet-b", "convnet-c", "convnet-d"}
@@ -171,6 +219,7 @@ LUA
         threads=$((c < 2 ? 1 : 2))
         # warm-up: every model loaded once, the code compiled
         wrk -t"$threads" -c"$c" -d5s -s "$work/churn.lua" "$url" > /dev/null
+        forms_ready "$name" 4 # the steady state of a jar that keeps forms: each model's is kept
         before=$(curl -sf "$url/metrics" | awk '/^modelkeeper_model_loads_total/ {s += $2} END {print s + 0}')
         out=$(wrk -t"$threads" -c"$c" -d"${seconds}s" --latency -s "$work/churn.lua" "$url")
         after=$(curl -sf "$url/metrics" | awk '/^modelkeeper_model_loads_total/ {s += $2} END {print s + 0}')

@@ -5,9 +5,12 @@ import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 
 /**
@@ -18,13 +21,14 @@ import java.util.List;
  * the process's RSS, when a run first touches them. A load measured by RSS would miss them and the
  * first run would seem to need them as working memory; {@link #populate} faults them in while the
  * load is measured ({@code madvise(MADV_POPULATE_READ)}, Linux 5.14, else a read of one byte per
- * page), so that they count as what the loaded model keeps. The mappings are found in {@code
- * /proc/self/maps}; off Linux nothing is done.
+ * page through {@code /proc/self/mem}), so that they count as what the loaded model keeps. The
+ * mappings are found in {@code /proc/self/maps}; off Linux nothing is done.
  */
 public final class MappedPages {
 
   private static final System.Logger LOG = System.getLogger(MappedPages.class.getName());
   private static final Path MAPS = Path.of("/proc/self/maps");
+  private static final Path SELF_MEM = Path.of("/proc/self/mem");
 
   /**
    * {@code MADV_POPULATE_READ} of Linux's {@code mman-common.h}, the same on every architecture.
@@ -67,6 +71,13 @@ public final class MappedPages {
     return bytes;
   }
 
+  /**
+   * Faults in the pages of {@code [address, address + length)}. The range may be unmapped at any
+   * moment (another session of the same file closing), so it is never touched through a pointer:
+   * {@code madvise} fails on a range that is gone, and the fallback, reading the range through
+   * {@code /proc/self/mem} (which faults the pages into this process as a touch would), answers an
+   * error for it.
+   */
   private static void fault(long address, long length) {
     Function madvise = Madvise.FUNCTION;
     if (madvise != null
@@ -74,10 +85,16 @@ public final class MappedPages {
             == 0) {
       return;
     }
-    // a kernel before 5.14: the pages are touched one by one
-    Pointer p = new Pointer(address);
-    for (long at = 0; at < length; at += PAGE_BYTES) {
-      p.getByte(at);
+    // a kernel before 5.14, or a range unmapped meanwhile: read, never touched
+    try (FileChannel mem = FileChannel.open(SELF_MEM, StandardOpenOption.READ)) {
+      ByteBuffer one = ByteBuffer.allocate(1);
+      for (long at = 0; at < length; at += PAGE_BYTES) {
+        if (mem.read(one.clear(), address + at) < 0) {
+          return;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.log(Level.DEBUG, "cannot fault in a mapping at {0}: {1}", address, e.toString());
     }
   }
 
