@@ -78,7 +78,7 @@ public final class MappedPages {
    * {@code /proc/self/mem} (which faults the pages into this process as a touch would), answers an
    * error for it.
    */
-  private static void fault(long address, long length) {
+  static void fault(long address, long length) {
     Function madvise = Madvise.FUNCTION;
     if (madvise != null
         && madvise.invokeInt(new Object[] {new Pointer(address), length, MADV_POPULATE_READ})
