@@ -15,9 +15,17 @@
 #     binary single-image requests to a model drawn at random; rounds interleave the jars (the
 #     order rotates per round); req/s, p50/p99 ms and non-2xx per round, jar and client count.
 #
+#   scripts/bench-swap.sh path [--cycles N] MODELS_DIR NAME=JAR[+replica][+optimized]...
+#     where one load's time goes, in process (LoadPath, benchmarks module): ONNX Runtime's bare
+#     session (its default options) against the jar's OnnxModel.load on the same file, cycles
+#     interleaved; +replica adds the load path of 5b33505 step by step, +optimized the load from
+#     a pre-optimized form (a jar that has them). Median and p90 per step, in ms.
+#
 # Every server runs as `java -Xmx1g -jar JAR serve FLAG...` (FLAGs after the jar, joined by +: e.g.
 # plain=modelkeeper.jar+--pre-optimize+false) with a cache folder of its own per run (so a jar's
-# on-disk caches start empty in each round and are kept within it). Needs curl and wrk.
+# on-disk caches start empty in each round and are kept within it). Needs curl and wrk. Each
+# mode prints Markdown and leaves it, with the raw samples as CSV, in --out DIR (default
+# bench-results/swap): <mode>.md and <mode>.csv.
 set -euo pipefail
 mode=${1:-}
 shift || true
@@ -26,8 +34,10 @@ rounds=3
 seconds=60
 clients="2 8"
 python=
+out=bench-results/swap
 while [ $# -gt 0 ]; do
   case "$1" in
+    --out) out=$2; shift 2 ;;
     --cycles) cycles=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
@@ -36,8 +46,10 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-[ "$mode" = loads ] || [ "$mode" = churn ] || {
-  echo "usage: $0 loads|churn [options] MODELS_DIR|CONVNET NAME=JAR..." >&2; exit 2; }
+case "$mode" in
+  loads | churn | path) ;;
+  *) echo "usage: $0 loads|churn|path [options] MODELS_DIR|CONVNET NAME=JAR..." >&2; exit 2 ;;
+esac
 source=$1
 shift
 jars=("$@")
@@ -46,6 +58,14 @@ for entry in "${jars[@]}"; do
   j=${entry#*=}
   [ -f "${j%%+*}" ] || { echo "no jar at ${j%%+*}" >&2; exit 2; }
 done
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+case "$mode" in
+  loads) echo "model,jar,measure,ms" ;;
+  churn) echo "round,jar,clients,rps,p50_ms,p99_ms,non2xx,loads" ;;
+  path) echo "model,step,ms,jar" ;;
+esac > "$out/$mode.csv"
+exec > >(tee "$out/$mode.md")
 work=$(mktemp -d)
 server=
 cleanup() {
@@ -117,7 +137,32 @@ ort_python() {
 }
 
 echo "load average before: $(cat /proc/loadavg)"
-if [ "$mode" = loads ]; then
+if [ "$mode" = path ]; then
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  classes=$root/modelkeeper-benchmarks/target/classes
+  [ -f "$classes/dev/modelkeeper/benchmarks/swap/LoadPath.class" ] ||
+    (cd "$root" && ./mvnw -B -q -pl modelkeeper-benchmarks -am package -DskipTests) >&2
+  models=()
+  for f in "$source"/*.onnx; do
+    models+=("$(basename "$f" .onnx)=$(readlink -f "$f")")
+  done
+  for entry in "${jars[@]}"; do
+    name=${entry%%=*}
+    spec=${entry#*=}
+    jar=${spec%%+*}
+    flags=()
+    [[ $spec == *+replica* ]] && flags+=(--replica)
+    [[ $spec == *+optimized* ]] && flags+=(--optimized-cache "$work/optimized-$name")
+    echo
+    echo "### $name ($jar)"
+    echo
+    java -Xmx1g -cp "$jar:$classes" dev.modelkeeper.benchmarks.swap.LoadPath --cycles "$cycles" \
+      ${flags[@]+"${flags[@]}"} "${models[@]}" 2> "$work/$name.err" > "$work/$name.path" ||
+      { cat "$work/$name.err" >&2; exit 1; }
+    grep '^|' "$work/$name.path"
+    grep -v '^|' "$work/$name.path" | grep -v '^model,step,ms$' | grep . | sed "s/\$/,$name/" >> "$out/path.csv"
+  done
+elif [ "$mode" = loads ]; then
   [ -n "$python" ] || python=$(ort_python)
   repo="$work/repository"
   names=()
@@ -163,12 +208,15 @@ PY
         curl -sf -X POST "$url/unload" > /dev/null
       done
       stop_server
+      awk -v m="$n" -v j="$name" '{print m "," j ",http," $1}' "$work/t" >> "$out/loads.csv"
+      awk -v m="$n" -v j="$name" '{print m "," j ",manager," $1}' "$work/m" >> "$out/loads.csv"
       read -r med p90 < <(quantiles "$work/t")
       read -r mmed mp90 < <(quantiles "$work/m")
       cells+=("$med / $p90 ($mmed)")
       meds+=("$med")
     done
     "$python" "$work/bare.py" "$(readlink -f "$source/$n.onnx")" "$cycles" 2>/dev/null > "$work/py"
+    awk -v m="$n" '{print m ",python,bare," $1}' "$work/py" >> "$out/loads.csv"
     read -r pmed pp90 < <(quantiles "$work/py")
     row="| $n |"
     for ((k = 0; k < ${#cells[@]}; k++)); do
@@ -228,6 +276,7 @@ LUA
         ms() { awk -v q="$1" '$1 == q {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' <<< "$out"; }
         non2xx=$(awk '/Non-2xx/ {print $NF}' <<< "$out")
         echo "| $round | $name | $c | $rps | $(ms 50%) | $(ms 99%) | ${non2xx:-0} | $((after - before)) |"
+        echo "$round,$name,$c,$rps,$(ms 50%),$(ms 99%),${non2xx:-0},$((after - before))" >> "$out/churn.csv"
       done
     done
   done
