@@ -136,6 +136,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final WithFixedSizeCache manager;
   private final MemoryGuard memory;
   private final MemoryCosts memoryCosts;
+  private final OptimizedModels forms;
   private final ModelResolver resolver;
   private final ServerMetrics metrics;
   private final Workers workers;
@@ -171,6 +172,12 @@ public final class ModelKeeperServer implements AutoCloseable {
             ? MemoryCosts.persistedIn(config.budgets().memoryCostsFile())
             : MemoryCosts.inMemory();
     this.resolver = new ModelResolver(config.repository(), Ticker.system());
+    this.forms =
+        config
+            .loading()
+            .optimizedModelsDir()
+            .map(dir -> OptimizedModels.in(dir, OnnxRuntimeState.environment().getVersion()))
+            .orElse(OptimizedModels.NONE);
     this.manager = manager(config, resolver, memory, memoryCosts);
     ModelEvents events = new ModelEvents(config.repository());
     manager.addListener(events);
@@ -260,15 +267,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                 config.repository(),
                 OnnxModelOptions.defaults()
                     .withMemoryCosts(costs)
-                    .withOptimizedModels(
-                        config
-                            .loading()
-                            .optimizedModelsDir()
-                            .map(
-                                dir ->
-                                    OptimizedModels.in(
-                                        dir, OnnxRuntimeState.environment().getVersion()))
-                            .orElse(OptimizedModels.NONE))
+                    .withOptimizedModels(forms)
                     .withWorkingMemory(
                         new WorkingMemory() {
                           @Override
@@ -661,6 +660,14 @@ public final class ModelKeeperServer implements AutoCloseable {
           config.timeouts().shutdown());
     }
     timer.shutdownNow();
+    // a form being written finishes (its session cannot be interrupted); none starts any more
+    if (!forms.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+      LOG.log(
+          Level.WARNING,
+          "a pre-optimized model form was still being written after {0}; it is written again"
+              + " at the next start",
+          config.timeouts().shutdown());
+    }
     try {
       manager.clear();
     } catch (RuntimeException e) {

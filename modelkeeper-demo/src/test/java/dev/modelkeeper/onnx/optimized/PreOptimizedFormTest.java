@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
@@ -143,6 +144,20 @@ class PreOptimizedFormTest {
     assertThat(Files.size(entry.resolve("model.onnx"))).isLessThan(Files.size(file) / 10);
     assertThat(first).containsExactly(plain);
     assertThat(second).containsExactly(plain);
+  }
+
+  @Test
+  void load_afterClose_readsTheFormsKept_andBuildsNoMore() throws Exception {
+    Path kept = model(1);
+    OptimizedModels forms = forms(RUNTIME);
+    loadAndRun(kept, forms);
+
+    assertThat(forms.close(Duration.ofSeconds(30))).isTrue();
+    loadAndRun(kept, forms);
+    loadAndRun(Mlp.random(3, 256, 64, 16).writeTo(tmp.resolve("new.onnx")), forms);
+
+    assertThat(events.building).hasSize(1);
+    assertThat(events.reading).containsExactly(events.building.get(0), events.building.get(0));
   }
 
   @Test

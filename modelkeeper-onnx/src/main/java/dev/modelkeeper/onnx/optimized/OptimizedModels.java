@@ -18,6 +18,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -28,7 +29,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -66,7 +69,7 @@ public final class OptimizedModels {
 
   /** Reads every model file as it is; builds nothing. */
   public static final OptimizedModels NONE =
-      new OptimizedModels(null, "", Long.MAX_VALUE, Runnable::run, Listener.NONE);
+      new OptimizedModels(null, "", Long.MAX_VALUE, Runnable::run, null, Listener.NONE);
 
   /**
    * Observes a folder; for tests and metrics. Callbacks run on the loading or the building thread
@@ -108,7 +111,14 @@ public final class OptimizedModels {
   private final String runtime;
   private final long minBytes;
   private final Executor builder;
+
+  /** The builder when this folder object started it, to stop it on {@link #close}. */
+  private final ExecutorService ownBuilder;
+
   private final Listener listener;
+
+  /** Set by {@link #close}: no build is scheduled any more. */
+  private volatile boolean closed;
 
   /** The digest of each model file read, with the identity it had when it was hashed. */
   private final Map<Path, Digest> digests = new ConcurrentHashMap<>();
@@ -126,11 +136,17 @@ public final class OptimizedModels {
   private final Map<String, Boolean> warned = new ConcurrentHashMap<>();
 
   private OptimizedModels(
-      Path dir, String runtime, long minBytes, Executor builder, Listener listener) {
+      Path dir,
+      String runtime,
+      long minBytes,
+      Executor builder,
+      ExecutorService ownBuilder,
+      Listener listener) {
     this.dir = dir;
     this.runtime = runtime;
     this.minBytes = minBytes;
     this.builder = builder;
+    this.ownBuilder = ownBuilder;
     this.listener = listener;
   }
 
@@ -139,7 +155,14 @@ public final class OptimizedModels {
    * for model files of at least {@link #DEFAULT_MIN_BYTES}, built one at a time by a daemon thread.
    */
   public static OptimizedModels in(Path dir, String runtimeVersion) {
-    return in(dir, runtimeVersion, DEFAULT_MIN_BYTES, daemonBuilder(), Listener.NONE);
+    ExecutorService builder = daemonBuilder();
+    return new OptimizedModels(
+        Objects.requireNonNull(dir, "dir"),
+        Objects.requireNonNull(runtimeVersion, "runtimeVersion"),
+        DEFAULT_MIN_BYTES,
+        builder,
+        builder,
+        Listener.NONE);
   }
 
   /**
@@ -162,7 +185,29 @@ public final class OptimizedModels {
         runtimeVersion,
         minBytes,
         Objects.requireNonNull(builder, "builder"),
+        null,
         Objects.requireNonNull(listener, "listener"));
+  }
+
+  /**
+   * Schedules no more builds and waits up to {@code timeout} for the one running on a builder this
+   * folder object started (a builder given to {@link #in(Path, String, long, Executor, Listener)}
+   * is its owner's to stop). Loads still read the forms kept. Idempotent.
+   *
+   * @return whether no build is still running
+   */
+  public boolean close(Duration timeout) {
+    closed = true;
+    if (ownBuilder == null) {
+      return true;
+    }
+    ownBuilder.shutdown();
+    try {
+      return ownBuilder.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   /** The folder, when forms are kept. */
@@ -328,7 +373,7 @@ public final class OptimizedModels {
 
   /** Hands {@code build} to the builder unless its key is scheduled already. */
   private void schedule(Build build) {
-    if (!scheduled.add(build.key)) {
+    if (closed || !scheduled.add(build.key)) {
       return;
     }
     try {
@@ -678,7 +723,7 @@ public final class OptimizedModels {
     }
   }
 
-  private static Executor daemonBuilder() {
+  private static ExecutorService daemonBuilder() {
     return Executors.newSingleThreadExecutor(
         r -> {
           Thread t = new Thread(r, "modelkeeper-optimized-forms");
