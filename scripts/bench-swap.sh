@@ -73,6 +73,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'echo "$0: failed at line $LINENO (the server said: $(tail -3 "$work"/*.err 2>/dev/null | tr "\n" " "))" >&2' ERR
 
 # start_server NAME JAR[+FLAG...] REPOSITORY FLAGS...: sets $server and $port
 start_server() {
@@ -98,6 +99,15 @@ stop_server() {
   kill -TERM "$server"
   wait "$server" 2>/dev/null || true
   server=
+}
+
+# post URL: POST with an empty body; fails naming the status and the answer unless it is 200
+post() {
+  local code
+  code=$(curl -s -o "$work/answer" -w '%{http_code}' -X POST "$1") || true
+  [ "$code" = 200 ] && return 0
+  echo "POST $1 answered ${code:-nothing}: $(head -c 300 "$work/answer" 2>/dev/null)" >&2
+  return 1
 }
 
 # load_seconds PORT: the server's modelkeeper_model_load_seconds_sum (time in the model manager)
@@ -194,8 +204,8 @@ PY
       jar=${entry#*=}
       start_server "$name" "$jar" "$repo"
       url="http://127.0.0.1:$port/v2/repository/models/$n"
-      curl -sf -X POST "$url/load" > /dev/null # unmeasured: first use of the code and the file
-      curl -sf -X POST "$url/unload" > /dev/null
+      post "$url/load" # unmeasured: first use of the code and the file
+      post "$url/unload"
       forms_ready "$name"
       : > "$work/t"
       : > "$work/m"
@@ -205,7 +215,7 @@ PY
         curl -sf -o /dev/null -w '%{time_total}\n' -X POST "$url/load" | awk '{print $1 * 1000}' >> "$work/t"
         after=$(load_seconds "$port")
         awk -v a="$after" -v b="$before" 'BEGIN {print (a - b) * 1000}' >> "$work/m"
-        curl -sf -X POST "$url/unload" > /dev/null
+        post "$url/unload"
       done
       stop_server
       awk -v m="$n" -v j="$name" '{print m "," j ",http," $1}' "$work/t" >> "$out/loads.csv"
