@@ -36,6 +36,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -298,10 +299,11 @@ public final class OnnxModel implements InferenceModel {
    * Writes the pre-optimized form of {@code modelFile} with a session of its own, closed at once,
    * on the builder's thread. Saving the form makes ONNX Runtime hold the weights twice, so the
    * session first reserves twice the load peak known (or estimated) for the model as working
-   * memory, making room the way a run does; it counts as a load for the memory meter, so that what
+   * memory, only if the budget has that room now: a form never evicts a model, and waits for a
+   * quieter moment instead (returns false). It counts as a load for the memory meter, so that what
    * is measured meanwhile is not taken for another model's.
    */
-  private static void writeForm(
+  private static boolean writeForm(
       Path modelFile,
       OptimizedModels.Configure configure,
       SessionSettings settings,
@@ -310,7 +312,12 @@ public final class OnnxModel implements InferenceModel {
       OnnxModelOptions options)
       throws OrtException {
     long bytes = 2 * options.memoryCosts().costOf(id, fileBytes).loadPeakBytes();
-    try (WithFixedSizeCache.Reservation room = options.workingMemory().reserve(id, bytes);
+    Optional<WithFixedSizeCache.Reservation> reserved =
+        options.workingMemory().tryReserve(id, bytes);
+    if (reserved.isEmpty()) {
+      return false;
+    }
+    try (WithFixedSizeCache.Reservation room = reserved.get();
         OrtSession.SessionOptions build = settings.create(id + " (pre-optimizing)")) {
       configure.accept(build);
       MemoryMeter.Probe counted = MemoryMeter.startLoad();
@@ -323,6 +330,7 @@ public final class OnnxModel implements InferenceModel {
         }
       }
     }
+    return true;
   }
 
   /**

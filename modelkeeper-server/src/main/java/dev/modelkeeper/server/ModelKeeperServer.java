@@ -76,6 +76,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -273,6 +274,12 @@ public final class ModelKeeperServer implements AutoCloseable {
                           @Override
                           public WithFixedSizeCache.Reservation reserve(String id, long bytes) {
                             return budget.get().reserveWorking(id, bytes);
+                          }
+
+                          @Override
+                          public Optional<WithFixedSizeCache.Reservation> tryReserve(
+                              String id, long bytes) {
+                            return budget.get().tryReserveWorking(id, bytes);
                           }
 
                           @Override

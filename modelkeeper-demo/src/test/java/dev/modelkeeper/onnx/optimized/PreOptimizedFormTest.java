@@ -2,11 +2,13 @@ package dev.modelkeeper.onnx.optimized;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.ModelConfig;
 import dev.modelkeeper.onnx.OnnxModel;
 import dev.modelkeeper.onnx.OnnxModelOptions;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.onnx.demo.Mlp;
+import dev.modelkeeper.onnx.memory.WorkingMemory;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.channels.FileChannel;
@@ -21,6 +23,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -144,6 +147,39 @@ class PreOptimizedFormTest {
     assertThat(Files.size(entry.resolve("model.onnx"))).isLessThan(Files.size(file) / 10);
     assertThat(first).containsExactly(plain);
     assertThat(second).containsExactly(plain);
+  }
+
+  @Test
+  void load_whenTheBudgetHasNoRoomToWriteTheForm_writesNone_andALaterLoadWritesIt()
+      throws Exception {
+    Path file = model(1);
+    OptimizedModels forms = forms(RUNTIME);
+    WorkingMemory full =
+        new WorkingMemory() {
+          @Override
+          public WithFixedSizeCache.Reservation reserve(String modelId, long bytes) {
+            throw new AssertionError("a form must not wait for room, nor evict for it");
+          }
+
+          @Override
+          public Optional<WithFixedSizeCache.Reservation> tryReserve(String modelId, long bytes) {
+            return Optional.empty();
+          }
+        };
+    OnnxModel.load(
+            file,
+            "mlp",
+            "1",
+            ModelConfig.EMPTY,
+            OnnxModelOptions.defaults().withWorkingMemory(full).withOptimizedModels(forms))
+        .clearCache();
+    assertThat(events.published).isEmpty();
+    assertThat(entries()).isEmpty();
+
+    loadAndRun(file, forms); // room now
+
+    assertThat(events.published).hasSize(1);
+    assertThat(events.reading).containsExactlyElementsOf(events.published);
   }
 
   @Test

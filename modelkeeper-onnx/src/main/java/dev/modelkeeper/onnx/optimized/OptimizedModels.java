@@ -98,7 +98,13 @@ public final class OptimizedModels {
    */
   @FunctionalInterface
   public interface Writer {
-    void write(Path modelFile, Configure configure) throws Exception;
+    /**
+     * Writes the form of {@code modelFile}, or nothing when it should wait (the memory it needs is
+     * not free now); a later load schedules it again.
+     *
+     * @return whether the form was written
+     */
+    boolean write(Path modelFile, Configure configure) throws Exception;
   }
 
   /** Completes the options of the session that writes a form. */
@@ -441,8 +447,14 @@ public final class OptimizedModels {
           Path part = Files.createTempDirectory(dir, key + ".");
           try {
             listener.building(modelFile, key);
-            writer.write(modelFile, options -> configure(options, part));
-            publish(part, entry);
+            if (writer.write(modelFile, options -> configure(options, part))) {
+              publish(part, entry);
+            } else {
+              LOG.log(
+                  Level.DEBUG,
+                  "the pre-optimized form of {0} waits for free memory; a later load asks again",
+                  modelFile);
+            }
           } finally {
             deleteTreeQuietly(part);
           }
