@@ -26,7 +26,7 @@
 # on-disk caches start empty in each round and are kept within it). Needs curl and wrk. Each
 # mode prints Markdown and leaves it, with the raw samples as CSV, in --out DIR (default
 # bench-results/swap): <mode>.md and <mode>.csv.
-set -euo pipefail
+set -Eeuo pipefail
 mode=${1:-}
 shift || true
 cycles=20
@@ -120,13 +120,13 @@ quantiles() {
   sort -g "$1" | awk '{v[NR]=$1} END {m=int((NR+1)/2); p=int(0.9*NR+0.999); printf "%.1f %.1f\n", v[m], v[p]}'
 }
 
-# forms_ready NAME [N]: waits (at most 120 s) until the server NAME keeps N (default 1)
-# pre-optimized forms, when it keeps forms at all
+# forms_ready NAME N: waits (at most 120 s) until the server NAME keeps N pre-optimized forms, when
+# it keeps forms at all (a model file below 1 MiB gets none)
 forms_ready() {
   grep -q 'pre-optimized model forms kept in' "$work/$1.out" || return 0
-  local want=${2:-1} have
+  local want=$2 have=0
   for ((t = 0; t < 480; t++)); do
-    have=$(find "$work/cache-$1/optimized" -mindepth 2 -maxdepth 2 -name entry.json 2>/dev/null | wc -l)
+    have=$( (find "$work/cache-$1/optimized" -mindepth 2 -maxdepth 2 -name entry.json 2>/dev/null || true) | wc -l)
     [ "$have" -ge "$want" ] && return 0
     sleep 0.25
   done
@@ -206,7 +206,7 @@ PY
       url="http://127.0.0.1:$port/v2/repository/models/$n"
       post "$url/load" # unmeasured: first use of the code and the file
       post "$url/unload"
-      forms_ready "$name"
+      forms_ready "$name" "$(($(stat -L -c %s "$source/$n.onnx") >= 1048576 ? 1 : 0))"
       : > "$work/t"
       : > "$work/m"
       for ((c = 0; c < cycles; c++)); do
