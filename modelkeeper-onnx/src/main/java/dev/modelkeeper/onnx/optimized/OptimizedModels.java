@@ -40,11 +40,13 @@ import java.util.stream.Stream;
  * description} for the layout, the key and the rules). Thread-safe and process-safe: any number of
  * threads and processes may load through one folder.
  *
- * <p>{@link #prepare} tells one load what to read: the verified form of the model file when there
- * is one, else the model file itself, and then it schedules the form's build on the builder (one
- * build at a time, off the load's path). The digest of a model file is computed once per content (a
- * file whose {@link FileIdentity} is unchanged keeps its digest), and an entry's checksums once per
- * process. {@link #NONE} reads every model file as it is and builds nothing.
+ * <p>{@link #prepare} tells one load what to read: the form of the model file when this process has
+ * verified it, else the model file itself, and then it schedules the form's work on the builder
+ * (one at a time, off the loads' path): hashing the model file (once per content: a file whose
+ * {@link FileIdentity} is unchanged keeps its digest), checking the form found in full (once per
+ * process), building one missing or broken. A load itself reads only files' metadata, so the first
+ * load of a model file in a process reads the model file. {@link #NONE} reads every model file as
+ * it is and builds nothing.
  */
 public final class OptimizedModels {
 
@@ -135,7 +137,7 @@ public final class OptimizedModels {
   /** The entries found broken in this process, with the identities their files had then. */
   private final Map<String, Map<String, FileIdentity>> broken = new ConcurrentHashMap<>();
 
-  /** Keys whose build is scheduled or running in this process. */
+  /** The builds scheduled or running in this process (see {@link Build#token}). */
   private final Set<String> scheduled = ConcurrentHashMap.newKeySet();
 
   /** Keys whose failure to build or publish was logged at WARNING: said once per process. */
@@ -223,40 +225,56 @@ public final class OptimizedModels {
 
   /**
    * What one load of {@code modelFile} reads, for a session configured as {@code settings} says (a
-   * canonical description of every session option that is set): its verified pre-optimized form,
-   * else the model file, in which case the form's build is scheduled with {@code writer}. Never
-   * throws: when the folder cannot be used, the load reads the model file (and a WARNING says why,
-   * once per model file).
+   * canonical description of every session option that is set): its pre-optimized form when this
+   * process has verified it, else the model file, in which case the form's work (hashing, checking,
+   * building with {@code writer}) is scheduled. Never throws: when the folder cannot be used, the
+   * load reads the model file (and a WARNING says why, once per model file).
    */
   public Load prepare(Path modelFile, String settings, Writer writer) {
     if (dir == null) {
       return new Plain(modelFile);
     }
-    String key = null;
     try {
       if (Files.size(modelFile) < minBytes) {
         return new Plain(modelFile);
       }
-      Digest digest = digest(modelFile);
-      key = key(digest.sha256(), settings);
-      Path entry = dir.resolve(key);
-      if (!Files.isDirectory(entry) || !usable(entry, key, digest.sha256())) {
-        schedule(new Build(modelFile, key, digest, writer));
-        // a builder on this thread has built it now; another has only been given the work
-        if (!Files.isDirectory(entry) || !usable(entry, key, digest.sha256())) {
-          return new Plain(modelFile);
-        }
+      Load form = verifiedForm(modelFile, settings);
+      if (form != null) {
+        return form;
       }
-      listener.reading(modelFile, key);
-      return new Prebuilt(modelFile, key, entry);
+      schedule(new Build(modelFile, settings, writer));
+      // a builder on this thread has checked or built it now; another has only been given the work
+      form = verifiedForm(modelFile, settings);
+      return form != null ? form : new Plain(modelFile);
     } catch (IOException | RuntimeException e) {
       warnOnce(
-          key != null ? key : modelFile.toString(),
+          modelFile.toString(),
           "cannot use the pre-optimized form of {0} ({1}); it loads from the model file",
           modelFile,
           e.toString());
       return new Plain(modelFile);
     }
+  }
+
+  /**
+   * The form of {@code modelFile} under {@code settings} when this process knows the file's digest
+   * and has checked the form in full, and the files of both are as they were then (their metadata
+   * alone is read: nothing is hashed on a load's path); else null.
+   */
+  private Load verifiedForm(Path modelFile, String settings) throws IOException {
+    FileIdentity identity = FileIdentity.of(modelFile);
+    Digest known = digests.get(identity.path());
+    if (known == null || !known.identity().equals(identity)) {
+      return null;
+    }
+    String key = key(known.sha256(), settings);
+    Path entry = dir.resolve(key);
+    Map<String, FileIdentity> was = checked.get(key);
+    if (was == null || !Files.isDirectory(entry) || !was.equals(snapshot(entry))) {
+      return null;
+    }
+    listener.reading(modelFile, key);
+    return new Prebuilt(modelFile, key, entry);
   }
 
   /** A load of {@code modelFile} as it is. */
@@ -377,45 +395,56 @@ public final class OptimizedModels {
 
   // ---- building -----------------------------------------------------------------------------
 
-  /** Hands {@code build} to the builder unless its key is scheduled already. */
+  /** Hands {@code build} to the builder unless the same one is scheduled already. */
   private void schedule(Build build) {
-    if (closed || !scheduled.add(build.key)) {
+    if (closed || !scheduled.add(build.token)) {
       return;
     }
     try {
       builder.execute(build);
     } catch (RuntimeException e) { // a builder shut down: the form is not built
-      scheduled.remove(build.key);
+      scheduled.remove(build.token);
       LOG.log(Level.DEBUG, "cannot schedule the form of {0}: {1}", build.modelFile, e.toString());
     }
   }
 
-  /** One form's build, on the builder's thread. */
+  /**
+   * One model file's form, on the builder's thread: the file is hashed (unless its digest is
+   * known), the form found is checked in full once per process, and one missing or broken is built.
+   * Everything that reads a whole file happens here, off the loads' path.
+   */
   private final class Build implements Runnable {
     private final Path modelFile;
-    private final String key;
-    private final Digest digest;
+    private final String settings;
     private final Writer writer;
 
-    Build(Path modelFile, String key, Digest digest, Writer writer) {
+    /** What {@link #scheduled} holds while this build waits or runs. */
+    private final String token;
+
+    private String key;
+    private Digest digest;
+
+    Build(Path modelFile, String settings, Writer writer) {
       this.modelFile = modelFile;
-      this.key = key;
-      this.digest = digest;
+      this.settings = settings;
       this.writer = writer;
+      this.token = modelFile.toAbsolutePath() + "\n" + settings;
     }
 
     @Override
     public void run() {
       try {
+        digest = digest(modelFile);
+        key = key(digest.sha256(), settings);
         buildUnderLock();
       } catch (Exception e) {
         warnOnce(
-            key,
+            key != null ? key : modelFile.toString(),
             "cannot keep a pre-optimized form of {0} ({1}); it loads from the model file",
             modelFile,
             e.toString());
       } finally {
-        scheduled.remove(key);
+        scheduled.remove(token);
       }
     }
 

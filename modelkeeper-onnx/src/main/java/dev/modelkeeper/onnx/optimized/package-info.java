@@ -36,9 +36,11 @@
  *       a background thread, off the load's path. A half-written form is never under its final
  *       name.
  *   <li>Before its first use in a process, an entry's files are checked against {@code entry.json}
- *       (length and CRC32C); later uses check that the files are the ones checked (device, inode,
- *       length, modification and change time). An entry that fails is deleted and built again by
- *       the next load; a session that cannot be created from a form falls back to the model file.
+ *       (length and CRC32C), on the builder's thread; a load reads an entry only once it passed,
+ *       and only while its files are the ones checked (device, inode, length, modification and
+ *       change time), so nothing is hashed on a load's path and the first load of a model file in a
+ *       process reads the model file. An entry that fails is deleted and built again; a session
+ *       that cannot be created from a form falls back to the model file.
  *   <li>One build per entry across the processes of a host: the builder holds an OS file lock on
  *       {@code <key>.lock} and checks for the entry again once it holds it. A load that finds the
  *       lock held, by another process or another thread, loads the model file and builds nothing.
