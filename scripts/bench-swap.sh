@@ -81,13 +81,16 @@ start_server() {
   [[ $2 == *+* ]] && IFS=+ read -r -a extra <<< "${2#*+}"
   shift 3
   set -- "${extra[@]}" "$@"
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   rm -rf "$work/cache-$name"
-  java -Xmx1g -jar "$jar" serve --port "$port" --grpc-port -1 --repository "$repo" \
+  # port 0: the server takes a free port and prints it, so no other process can take it first
+  java -Xmx1g -jar "$jar" serve --port 0 --grpc-port -1 --repository "$repo" \
     --cache-dir "$work/cache-$name" ${1+"$@"} > "$work/$name.out" 2> "$work/$name.err" &
   server=$!
   for ((t = 0; t < 240; t++)); do
-    grep -q '^Ready\.' "$work/$name.out" 2>/dev/null && return 0
+    if grep -q '^Ready\.' "$work/$name.out" 2>/dev/null; then
+      port=$(sed -n 's|^ModelKeeper is serving http://[^:]*:\([0-9]*\).*|\1|p' "$work/$name.out")
+      return 0
+    fi
     kill -0 "$server" 2>/dev/null || { cat "$work/$name.err" >&2; exit 1; }
     sleep 0.25
   done
@@ -104,7 +107,12 @@ stop_server() {
 # post URL: POST with an empty body; fails naming the status and the answer unless it is 200
 post() {
   local code
+  rm -f "$work/answer"
   code=$(curl -s -o "$work/answer" -w '%{http_code}' -X POST "$1") || true
+  if [ "$code" = 000 ]; then # no answer at all (a connection the server had just closed): once more
+    sleep 1
+    code=$(curl -s -o "$work/answer" -w '%{http_code}' -X POST "$1") || true
+  fi
   [ "$code" = 200 ] && return 0
   echo "POST $1 answered ${code:-nothing}: $(head -c 300 "$work/answer" 2>/dev/null)" >&2
   return 1
