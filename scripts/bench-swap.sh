@@ -287,12 +287,12 @@ LUA
         wrk -t"$threads" -c"$c" -d5s -s "$work/churn.lua" "$url" > /dev/null
         forms_ready "$name" 4 # the steady state of a jar that keeps forms: each model's is kept
         before=$(curl -sf "$url/metrics" | awk '/^modelkeeper_model_loads_total/ {s += $2} END {print s + 0}')
-        out=$(wrk -t"$threads" -c"$c" -d"${seconds}s" --latency -s "$work/churn.lua" "$url")
+        said=$(wrk -t"$threads" -c"$c" -d"${seconds}s" --latency -s "$work/churn.lua" "$url")
         after=$(curl -sf "$url/metrics" | awk '/^modelkeeper_model_loads_total/ {s += $2} END {print s + 0}')
         stop_server
-        rps=$(awk '/^Requests\/sec/ {print $2}' <<< "$out")
-        ms() { awk -v q="$1" '$1 == q {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' <<< "$out"; }
-        non2xx=$(awk '/Non-2xx/ {print $NF}' <<< "$out")
+        rps=$(awk '/^Requests\/sec/ {print $2}' <<< "$said")
+        ms() { awk -v q="$1" '$1 == q {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' <<< "$said"; }
+        non2xx=$(awk '/Non-2xx/ {print $NF}' <<< "$said")
         echo "| $round | $name | $c | $rps | $(ms 50%) | $(ms 99%) | ${non2xx:-0} | $((after - before)) |"
         echo "$round,$name,$c,$rps,$(ms 50%),$(ms 99%),${non2xx:-0},$((after - before))" >> "$out/churn.csv"
       done
