@@ -193,11 +193,11 @@ public final class OnnxModel implements InferenceModel {
                   settings.describe(),
                   (file, configure) -> writeForm(file, configure, settings, id, size, options));
       boolean trim = options.trimNativeHeapOnClose() && !small;
-      // while its figures are learned, a load is measured with the native heap trimmed on either
-      // side (memory others freed goes back first, and what the load freed before it is read);
-      // once they are known, it is charged them and trims nothing on its own path
-      boolean learning = options.memoryCosts().learningLoad(id, size);
-      if (trim && learning) {
+      // the native heap is trimmed on either side of the load, on its path: memory others freed
+      // goes back first (it is not this model's), and what the load parsed and freed goes back
+      // before the load is read. Measured at under a millisecond each, they keep about a model
+      // file's worth of freed parse buffers per load off the process's RSS
+      if (trim) {
         NativeHeap.trim();
       }
       probe = MemoryMeter.startLoad();
@@ -221,19 +221,16 @@ public final class OnnxModel implements InferenceModel {
       for (Path mapped : source.mappedFiles()) {
         MappedPages.populate(mapped);
       }
-      if (trim && learning) {
+      if (trim) {
         // what the load parsed and freed goes back now: the model is charged what it keeps
         probe.trimHere(NativeHeap::trim);
       }
       MemoryMeter.Reading reading = probe.end();
       probe = null;
-      if (trim && !learning) {
-        NativeHeap.requestTrim(); // what the load freed goes back off its path, once loads pause
-      }
       long floor =
           MemoryCost.floorBytes(size, (int) (session.getNumInputs() + session.getNumOutputs()));
       long room = options.workingMemory().modelRoom();
-      MemoryCost cost = charge(options.memoryCosts(), id, size, floor, reading, room, learning);
+      MemoryCost cost = charge(options.memoryCosts(), id, size, floor, reading, room);
       refuseWhenItCannotFit(id, cost, room);
       GraphInputs graphInputs = graphInputs(modelFile);
       Map<String, NodeInfo> inputInfo;
@@ -401,15 +398,13 @@ public final class OnnxModel implements InferenceModel {
   }
 
   /**
-   * The cost to charge for a model just loaded. A clean reading of a load whose figures are still
-   * {@code learning} is recorded as its measured cost. A reading taken beside unloads, trims and
-   * runs but no other load bounds the load from below (what other runs reserved taken off), and so
-   * does a clean reading once the figures are learned (taken without trims, it may miss memory the
-   * load reused): when that bound alone is more than {@code room}, all the memory the cap leaves
-   * for models, it is recorded at once (the load crossed the cap, and the model is refused);
-   * otherwise it only raises this load's charge, unrecorded (the process's own heap and request
-   * buffers may have grown meanwhile). A reading beside another load says nothing of this one: the
-   * known (or estimated) cost stands. Each figure is at least {@code floorBytes}.
+   * The cost to charge for a model just loaded. A clean reading is recorded as its measured cost. A
+   * reading taken beside unloads, trims and runs but no other load bounds the load from below (what
+   * other runs reserved taken off): when that bound alone is more than {@code room}, all the memory
+   * the cap leaves for models, it is recorded at once (the load crossed the cap, and the model is
+   * refused); otherwise it only raises this load's charge, unrecorded (the process's own heap and
+   * request buffers may have grown meanwhile). A reading beside another load says nothing of this
+   * one: the known (or estimated) cost stands. Each figure is at least {@code floorBytes}.
    */
   private static MemoryCost charge(
       MemoryCosts costs,
@@ -417,9 +412,8 @@ public final class OnnxModel implements InferenceModel {
       long fileBytes,
       long floorBytes,
       MemoryMeter.Reading reading,
-      long room,
-      boolean learning) {
-    if (reading.clean() && learning) {
+      long room) {
+    if (reading.clean()) {
       return costs.recordLoad(id, fileBytes, floorBytes, reading.peakDelta(), reading.afterDelta());
     }
     if (reading.peakLowerBound() > room) {

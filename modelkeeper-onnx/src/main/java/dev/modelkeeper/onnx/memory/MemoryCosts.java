@@ -127,19 +127,6 @@ public final class MemoryCosts {
   }
 
   /**
-   * Whether the load figures of {@code modelId}, a file of {@code fileBytes}, are still being
-   * learned: fewer than {@link #LOAD_READINGS} load readings of this file in this process (the
-   * figures in the file count as one). Once they are not, the figures stand and a load need not be
-   * measured to be charged.
-   */
-  public boolean learningLoad(String modelId, long fileBytes) {
-    synchronized (lock) {
-      Readings r = readings.get(modelId);
-      return r == null || r.fileBytes != fileBytes || r.peaks.size() < LOAD_READINGS;
-    }
-  }
-
-  /**
    * Records a clean measurement of a run of {@code rows} rows that took {@code bytes} above idle.
    * Readings at a batch smaller than the largest seen are dropped; a larger batch starts anew,
    * never below the figure it replaces. At one batch, a model of {@link
@@ -230,11 +217,6 @@ public final class MemoryCosts {
     void clear() {
       count = 0;
       next = 0;
-    }
-
-    /** How many values are kept. */
-    int size() {
-      return count;
     }
 
     /** The value at quantile {@code q} (0 to 1) of those kept, rounding up; 0 when none. */
