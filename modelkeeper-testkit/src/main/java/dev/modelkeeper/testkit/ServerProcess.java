@@ -281,9 +281,10 @@ public final class ServerProcess implements AutoCloseable {
    */
   public void awaitReady(Duration timeout) {
     if (awaitLine(line -> line.startsWith("Ready."), timeout) == null) {
+      boolean exited = outputEnded() && exitsWithin(Duration.ofSeconds(10));
       throw new IllegalStateException(
           name
-              + (isAlive() ? " not ready within " + timeout : " ended before it was ready")
+              + (exited ? " exited before it was ready" : " not ready within " + timeout)
               + "; its output:\n"
               + String.join("\n", output()));
     }
@@ -352,6 +353,22 @@ public final class ServerProcess implements AutoCloseable {
 
   public long pid() {
     return process.pid();
+  }
+
+  private boolean outputEnded() {
+    synchronized (output) {
+      return ended;
+    }
+  }
+
+  /** Whether the process has exited or exits within {@code timeout}. */
+  private boolean exitsWithin(Duration timeout) {
+    try {
+      return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return !process.isAlive();
+    }
   }
 
   public boolean isAlive() {
