@@ -82,6 +82,9 @@ start_server() {
   shift 3
   set -- "${extra[@]}" "$@"
   rm -rf "$work/cache-$name"
+  # the previous server's output goes first: the new one's redirection is made in the background,
+  # and its "Ready." must not be read from the old file
+  rm -f "$work/$name.out" "$work/$name.err"
   # port 0: the server takes a free port and prints it, so no other process can take it first
   java -Xmx1g -jar "$jar" serve --port 0 --grpc-port -1 --repository "$repo" \
     --cache-dir "$work/cache-$name" ${1+"$@"} > "$work/$name.out" 2> "$work/$name.err" &
@@ -115,6 +118,10 @@ post() {
   fi
   [ "$code" = 200 ] && return 0
   echo "POST $1 answered ${code:-nothing}: $(head -c 300 "$work/answer" 2>/dev/null)" >&2
+  if [ -n "$server" ] && ! kill -0 "$server" 2>/dev/null; then
+    wait "$server" 2>/dev/null
+    echo "the server had exited (status $?); its last lines: $(tail -3 "$work"/*.out | tr '\n' ' ')" >&2
+  fi
   return 1
 }
 
