@@ -58,6 +58,7 @@ final class ServeCommand implements Callable<Integer> {
   @Mixin ServeOptions.BudgetOptions budgets;
   @Mixin ServeOptions.TimeoutOptions timeouts;
   @Mixin ServeOptions.SchedulingOptions scheduling;
+  @Mixin ServeOptions.LoadingOptions loading;
 
   @Option(
       names = "--repository",
@@ -209,7 +210,8 @@ final class ServeCommand implements Callable<Integer> {
           scheduling.value(),
           ServeOptions.trimmed(preload),
           ServeOptions.trimmed(pin),
-          tracing() != null ? Tracing.to(tracing()) : RequestTracer.OFF);
+          tracing() != null ? Tracing.to(tracing()) : RequestTracer.OFF,
+          loading.value(cacheDir.resolve("optimized")));
     } catch (InvalidConfigException e) {
       throw invalid(e.setting(), e.reason(), e);
     }
@@ -264,6 +266,12 @@ final class ServeCommand implements Callable<Integer> {
                 : "")
             + "; costs measured and kept in "
             + server.memoryCosts().file().map(Object::toString).orElse("memory only"));
+    out.println(
+        "  forms:       "
+            + c.loading()
+                .optimizedModelsDir()
+                .map(dir -> "pre-optimized model forms kept in " + dir)
+                .orElse("off (--pre-optimize false): every model loads from its file"));
     out.println(
         "  models:      "
             + models.size()

@@ -1,6 +1,7 @@
 package dev.modelkeeper.cli;
 
 import dev.modelkeeper.server.config.Budgets;
+import dev.modelkeeper.server.config.Loading;
 import dev.modelkeeper.server.config.Network;
 import dev.modelkeeper.server.config.Scheduling;
 import dev.modelkeeper.server.config.Security;
@@ -266,6 +267,25 @@ final class ServeOptions {
     Scheduling value() {
       return new Scheduling(
           workerThreads, maxBatchSize, maxQueueDelay, maxConcurrency, maxQueueSize);
+    }
+  }
+
+  /** The {@link Loading} options. */
+  static final class LoadingOptions {
+    @Option(
+        names = "--pre-optimize",
+        arity = "1",
+        paramLabel = "true|false",
+        description =
+            "Keep a pre-optimized form of each model file in <cache-dir>/optimized, written"
+                + " after its first load, so that later loads skip parsing and graph"
+                + " optimization; false loads every model from its file"
+                + " (default: ${DEFAULT-VALUE}).")
+    boolean preOptimize = Loading.DEFAULTS.preOptimize();
+
+    /** The loading settings, pre-optimized forms kept in {@code formsDir}. */
+    Loading value(Path formsDir) {
+      return new Loading(preOptimize, formsDir);
     }
   }
 

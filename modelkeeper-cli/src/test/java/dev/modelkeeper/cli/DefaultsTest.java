@@ -134,8 +134,8 @@ class DefaultsTest {
 
   /**
    * Adds to {@code differences} every setting of {@code cli} that is not the default's, going into
-   * the settings groups; the repository, the memory-cost file and the listening address come from
-   * the flags the test gives.
+   * the settings groups; the repository, the memory-cost file, the folder of pre-optimized forms
+   * and the listening address come from the flags the test gives.
    */
   private static void compare(String prefix, Record cli, Record defaults, List<String> differences)
       throws Exception {
@@ -149,6 +149,7 @@ class DefaultsTest {
               "repository",
               "registry",
               "memoryCostsFile",
+              "formsDir",
               "tracer")
           .contains(name)) {
         continue;

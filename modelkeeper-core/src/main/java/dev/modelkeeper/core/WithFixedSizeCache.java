@@ -10,6 +10,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -236,6 +237,30 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     }
     makeRoom(modelId, bytes, false);
     return new WorkingReservation(bytes);
+  }
+
+  /**
+   * Reserves working memory for {@code modelId} only if the byte budget has room for it now: evicts
+   * nothing and never waits, for work that may as well be done later (writing a model's
+   * pre-optimized form). Without a byte budget, or for zero bytes, reserves nothing. Close the
+   * returned handle when the work ends (idempotent). Thread-safe; call it with no lock held.
+   *
+   * @return the reservation, or empty when the budget has no room for it now
+   */
+  public Optional<Reservation> tryReserveWorking(String modelId, long bytes) {
+    if (options.maxBytes() <= 0 || bytes <= 0) {
+      return Optional.of(Reservation.NONE);
+    }
+    lock.lock();
+    try {
+      if (overBudget(0, bytes)) {
+        return Optional.empty();
+      }
+      workingBytes += bytes;
+    } finally {
+      lock.unlock();
+    }
+    return Optional.of(new WorkingReservation(bytes));
   }
 
   /**

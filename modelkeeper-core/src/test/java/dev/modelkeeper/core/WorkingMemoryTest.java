@@ -49,6 +49,24 @@ class WorkingMemoryTest {
   }
 
   @Test
+  void tryReserveWorking_whenIdleModelsFillTheBudget_evictsNothingAndReservesNothing() {
+    WithFixedSizeCache cache = cache(100, Duration.ofSeconds(5));
+    cache.addModel("a", "k");
+    cache.addModel("b", "k");
+
+    assertThat(cache.tryReserveWorking("b", 30)).isEmpty();
+
+    assertThat(cache.keys()).containsExactlyInAnyOrder("a", "b");
+    assertThat(cache.workingBytes()).isZero();
+    assertThat(cache.stats().evictions()).containsEntry(RemovalCause.BYTE_BUDGET, 0L);
+    try (WithFixedSizeCache.Reservation fits = cache.tryReserveWorking("b", 20).orElseThrow()) {
+      assertThat(cache.workingBytes()).isEqualTo(20);
+    }
+    assertThat(cache.workingBytes()).isZero();
+    assertThat(Invariants.check(cache, base, cache, registry)).isEmpty();
+  }
+
+  @Test
   void reserveWorking_whileOtherRunsHoldTheRoom_waitsUntilOneEnds() throws Exception {
     WithFixedSizeCache cache = cache(100, Duration.ofSeconds(30));
     cache.addModel("a", "k");

@@ -17,10 +17,12 @@ import dev.modelkeeper.core.ModelNotLoadedException;
 import dev.modelkeeper.core.ModelTooLargeException;
 import dev.modelkeeper.core.ModelUnservableException;
 import dev.modelkeeper.core.WithFixedSizeCache;
+import dev.modelkeeper.onnx.memory.MappedPages;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.onnx.memory.MemoryMeter;
 import dev.modelkeeper.onnx.memory.WorkingMemory;
+import dev.modelkeeper.onnx.optimized.OptimizedModels;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
@@ -34,6 +36,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -166,39 +169,58 @@ public final class OnnxModel implements InferenceModel {
     MemoryMeter.Probe probe = null;
     try {
       OnnxModelOptions threads = options.overriddenBy(config.execution());
-      opts = new OrtSession.SessionOptions();
-      opts.setLoggerId(id); // ONNX Runtime's messages about this session name the model
-      opts.setIntraOpNumThreads(threads.intraOpThreads());
-      opts.setInterOpNumThreads(threads.interOpThreads());
-      if (threads.interOpThreads() > 1) { // inter-op threads only run in parallel mode
-        opts.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.PARALLEL);
-      }
       // models of MemoryCost.SMALL_MODEL_BYTES or more allocate through ONNX Runtime's arena and
-      // give its free memory back after each run; smaller ones allocate their few small tensors
-      // straight from the C allocator: an arena of their own would keep about 40 KB per model
-      // between runs, a third of a tiny model's whole cost. Only models that large trim the
-      // native heap around their load and after their close: a smaller one's memory is a few
-      // dozen pages, not worth a trim's walk over the heap
+      // give its free memory back after each run (see SessionSettings). Only models that large
+      // trim the native heap around their load and after their close: a smaller one's memory is
+      // a few dozen pages, not worth a trim's walk over the heap
       boolean small = size < MemoryCost.SMALL_MODEL_BYTES;
       boolean arena = options.cpuArena() && !small;
-      opts.setCPUArenaAllocator(arena);
-      opts.setMemoryPatternOptimization(false);
+      SessionSettings settings =
+          new SessionSettings(threads.intraOpThreads(), threads.interOpThreads(), arena);
       // what ONNX Runtime says while a model runs repeats with every request (a shape warning, a
       // kernel refusing the inputs it was given, which the client is answered): silenced; what it
       // says while the model loads is logged once, at its level
       runOpts = new OrtSession.RunOptions();
       runOpts.setLogLevel(OrtLoggingLevel.ORT_LOGGING_LEVEL_FATAL);
       if (arena) {
-        // weights outside the arena: the arena then holds only what runs need, and gives it back
-        opts.addConfigEntry("session.use_device_allocator_for_initializers", "1");
         runOpts.addRunConfigEntry("memory.enable_memory_arena_shrinkage", "cpu:0");
       }
+      OptimizedModels.Load source =
+          options
+              .optimizedModels()
+              .prepare(
+                  modelFile,
+                  settings.describe(),
+                  (file, configure) -> writeForm(file, configure, settings, id, size, options));
       boolean trim = options.trimNativeHeapOnClose() && !small;
+      // the native heap is trimmed on either side of the load, on its path: memory others freed
+      // goes back first (it is not this model's), and what the load parsed and freed goes back
+      // before the load is read. Measured at under a millisecond each, they keep about a model
+      // file's worth of freed parse buffers per load off the process's RSS
       if (trim) {
-        NativeHeap.trim(); // memory others freed goes back first: it is not this model's
+        NativeHeap.trim();
       }
       probe = MemoryMeter.startLoad();
-      session = env.createSession(modelFile.toString(), opts);
+      opts = settings.create(id);
+      try {
+        source.configure(opts);
+        session = env.createSession(source.file().toString(), opts);
+      } catch (OrtException | RuntimeException e) {
+        if (source.kind() == OptimizedModels.Load.Kind.PLAIN) {
+          throw e;
+        }
+        // a form that cannot be read: the model file itself
+        source.failed(e);
+        source = options.optimizedModels().plain(modelFile);
+        opts.close();
+        opts = settings.create(id);
+        session = env.createSession(modelFile.toString(), opts);
+      }
+      // initializers used in place from a mapped file count as the model's now, not at its
+      // first run
+      for (Path mapped : source.mappedFiles()) {
+        MappedPages.populate(mapped);
+      }
       if (trim) {
         // what the load parsed and freed goes back now: the model is charged what it keeps
         probe.trimHere(NativeHeap::trim);
@@ -268,6 +290,44 @@ public final class OnnxModel implements InferenceModel {
       }
       throw new ModelLoadException(message, e);
     }
+  }
+
+  /**
+   * Writes the pre-optimized form of {@code modelFile} with a session of its own, closed at once,
+   * on the builder's thread. Saving the form makes ONNX Runtime hold the weights twice, so the
+   * session first reserves twice the load peak known (or estimated) for the model as working
+   * memory, only if the budget has that room now: a form never evicts a model, and waits for a
+   * quieter moment instead (returns false). It counts as a load for the memory meter, so that what
+   * is measured meanwhile is not taken for another model's.
+   */
+  private static boolean writeForm(
+      Path modelFile,
+      OptimizedModels.Configure configure,
+      SessionSettings settings,
+      String id,
+      long fileBytes,
+      OnnxModelOptions options)
+      throws OrtException {
+    long bytes = 2 * options.memoryCosts().costOf(id, fileBytes).loadPeakBytes();
+    Optional<WithFixedSizeCache.Reservation> reserved =
+        options.workingMemory().tryReserve(id, bytes);
+    if (reserved.isEmpty()) {
+      return false;
+    }
+    try (WithFixedSizeCache.Reservation room = reserved.get();
+        OrtSession.SessionOptions build = settings.create(id + " (pre-optimizing)")) {
+      configure.accept(build);
+      MemoryMeter.Probe counted = MemoryMeter.startLoad();
+      try {
+        OnnxRuntimeState.environment().createSession(modelFile.toString(), build).close();
+      } finally {
+        counted.end();
+        if (options.trimNativeHeapOnClose()) {
+          NativeHeap.requestTrim();
+        }
+      }
+    }
+    return true;
   }
 
   /**

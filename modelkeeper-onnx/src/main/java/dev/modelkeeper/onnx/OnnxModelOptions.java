@@ -2,6 +2,7 @@ package dev.modelkeeper.onnx;
 
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.onnx.memory.WorkingMemory;
+import dev.modelkeeper.onnx.optimized.OptimizedModels;
 import java.util.Objects;
 
 /**
@@ -22,6 +23,8 @@ import java.util.Objects;
  *     hundred MB of freed memory under load/unload churn)
  * @param memoryCosts where measured model costs are kept (see {@link MemoryCosts})
  * @param workingMemory where a run reserves its working memory before it starts
+ * @param optimizedModels where the pre-optimized forms of model files are kept and read ({@link
+ *     OptimizedModels#NONE}: every load reads the model file as it is)
  */
 public record OnnxModelOptions(
     int intraOpThreads,
@@ -29,7 +32,8 @@ public record OnnxModelOptions(
     boolean cpuArena,
     boolean trimNativeHeapOnClose,
     MemoryCosts memoryCosts,
-    WorkingMemory workingMemory) {
+    WorkingMemory workingMemory,
+    OptimizedModels optimizedModels) {
 
   public OnnxModelOptions {
     if (intraOpThreads < 1) {
@@ -42,6 +46,25 @@ public record OnnxModelOptions(
     }
     Objects.requireNonNull(memoryCosts, "memoryCosts");
     Objects.requireNonNull(workingMemory, "workingMemory");
+    Objects.requireNonNull(optimizedModels, "optimizedModels");
+  }
+
+  /** Options that keep no pre-optimized forms. */
+  public OnnxModelOptions(
+      int intraOpThreads,
+      int interOpThreads,
+      boolean cpuArena,
+      boolean trimNativeHeapOnClose,
+      MemoryCosts memoryCosts,
+      WorkingMemory workingMemory) {
+    this(
+        intraOpThreads,
+        interOpThreads,
+        cpuArena,
+        trimNativeHeapOnClose,
+        memoryCosts,
+        workingMemory,
+        OptimizedModels.NONE);
   }
 
   /** Options whose measured costs are kept in memory only. */
@@ -69,19 +92,44 @@ public record OnnxModelOptions(
         cpuArena,
         trimNativeHeapOnClose,
         memoryCosts,
-        workingMemory);
+        workingMemory,
+        optimizedModels);
   }
 
   /** These options with measured costs kept in {@code costs}. */
   public OnnxModelOptions withMemoryCosts(MemoryCosts costs) {
     return new OnnxModelOptions(
-        intraOpThreads, interOpThreads, cpuArena, trimNativeHeapOnClose, costs, workingMemory);
+        intraOpThreads,
+        interOpThreads,
+        cpuArena,
+        trimNativeHeapOnClose,
+        costs,
+        workingMemory,
+        optimizedModels);
   }
 
   /** These options with runs reserving their working memory through {@code gate}. */
   public OnnxModelOptions withWorkingMemory(WorkingMemory gate) {
     return new OnnxModelOptions(
-        intraOpThreads, interOpThreads, cpuArena, trimNativeHeapOnClose, memoryCosts, gate);
+        intraOpThreads,
+        interOpThreads,
+        cpuArena,
+        trimNativeHeapOnClose,
+        memoryCosts,
+        gate,
+        optimizedModels);
+  }
+
+  /** These options with pre-optimized forms kept in and read from {@code forms}. */
+  public OnnxModelOptions withOptimizedModels(OptimizedModels forms) {
+    return new OnnxModelOptions(
+        intraOpThreads,
+        interOpThreads,
+        cpuArena,
+        trimNativeHeapOnClose,
+        memoryCosts,
+        workingMemory,
+        forms);
   }
 
   /**

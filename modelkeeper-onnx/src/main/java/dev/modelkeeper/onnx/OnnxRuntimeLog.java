@@ -170,6 +170,14 @@ final class OnnxRuntimeLog {
    * Throws nothing back into ONNX Runtime.
    */
   static final class Sink implements LoggingFunction {
+    /**
+     * How ONNX Runtime's warning that a pre-optimized form it writes may hold kernels for this
+     * processor only begins: expected, since the form's key names the processor, so it is logged at
+     * DEBUG (see {@link dev.modelkeeper.onnx.optimized}).
+     */
+    static final String HARDWARE_SPECIFIC_FORM =
+        "Serializing optimized model with Graph Optimization level greater than";
+
     /** Messages remembered to say each once; the least recently repeated are forgotten first. */
     private static final int REMEMBERED = 1024;
 
@@ -200,10 +208,11 @@ final class OnnxRuntimeLog {
         Pointer codeLocation,
         Pointer message) {
       try {
-        Level level = level(severity);
+        String body = string(message);
+        Level level = body.startsWith(HARDWARE_SPECIFIC_FORM) ? Level.DEBUG : level(severity);
         if (log.isLoggable(level)) {
           // a model that warns on every run (a declared shape it does not keep) says it once
-          String line = text(string(logid), string(codeLocation), string(message));
+          String line = text(string(logid), string(codeLocation), body);
           boolean first;
           synchronized (said) {
             first = said.put(line, Boolean.TRUE) == null;

@@ -14,6 +14,7 @@ import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
 import dev.modelkeeper.onnx.memory.WorkingMemory;
+import dev.modelkeeper.onnx.optimized.OptimizedModels;
 import dev.modelkeeper.server.admission.DirectBuffers;
 import dev.modelkeeper.server.admission.InflightBytes;
 import dev.modelkeeper.server.auth.BearerAuth;
@@ -79,6 +80,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -139,6 +141,7 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final WithFixedSizeCache manager;
   private final MemoryGuard memory;
   private final MemoryCosts memoryCosts;
+  private final OptimizedModels forms;
   private final ModelResolver resolver;
   private final ServerMetrics metrics;
   private final Workers workers;
@@ -176,6 +179,12 @@ public final class ModelKeeperServer implements AutoCloseable {
             ? MemoryCosts.persistedIn(config.budgets().memoryCostsFile())
             : MemoryCosts.inMemory();
     this.resolver = new ModelResolver(config.repository(), Ticker.system());
+    this.forms =
+        config
+            .loading()
+            .optimizedModelsDir()
+            .map(dir -> OptimizedModels.in(dir, OnnxRuntimeState.environment().getVersion()))
+            .orElse(OptimizedModels.NONE);
     this.manager = manager(config, resolver, memory, memoryCosts);
     ModelEvents events = new ModelEvents(config.repository());
     manager.addListener(events);
@@ -268,11 +277,18 @@ public final class ModelKeeperServer implements AutoCloseable {
                 config.repository(),
                 OnnxModelOptions.defaults()
                     .withMemoryCosts(costs)
+                    .withOptimizedModels(forms)
                     .withWorkingMemory(
                         new WorkingMemory() {
                           @Override
                           public WithFixedSizeCache.Reservation reserve(String id, long bytes) {
                             return budget.get().reserveWorking(id, bytes);
+                          }
+
+                          @Override
+                          public Optional<WithFixedSizeCache.Reservation> tryReserve(
+                              String id, long bytes) {
+                            return budget.get().tryReserveWorking(id, bytes);
                           }
 
                           @Override
@@ -694,6 +710,14 @@ public final class ModelKeeperServer implements AutoCloseable {
           config.timeouts().shutdown());
     }
     timer.shutdownNow();
+    // a form being written finishes (its session cannot be interrupted); none starts any more
+    if (!forms.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+      LOG.log(
+          Level.WARNING,
+          "a pre-optimized model form was still being written after {0}; it is written again"
+              + " at the next start",
+          config.timeouts().shutdown());
+    }
     try {
       manager.clear();
     } catch (RuntimeException e) {

@@ -1,6 +1,7 @@
 package dev.modelkeeper.onnx.memory;
 
 import dev.modelkeeper.core.WithFixedSizeCache;
+import java.util.Optional;
 
 /**
  * Where a run reserves its working memory before it starts (a server passes its budget's {@link
@@ -19,6 +20,15 @@ public interface WorkingMemory {
    * @throws dev.modelkeeper.core.CapacityExceededException when no room came in time
    */
   WithFixedSizeCache.Reservation reserve(String modelId, long bytes);
+
+  /**
+   * Reserves {@code bytes} for work on {@code modelId} only if there is room now, evicting nothing
+   * and never waiting (a server passes {@link WithFixedSizeCache#tryReserveWorking}); empty when
+   * there is none. By default, {@link #reserve}.
+   */
+  default Optional<WithFixedSizeCache.Reservation> tryReserve(String modelId, long bytes) {
+    return Optional.of(reserve(modelId, bytes));
+  }
 
   /**
    * The most one model may take, loaded and running, at its peak: the whole room the memory cap

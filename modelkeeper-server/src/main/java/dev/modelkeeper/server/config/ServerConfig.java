@@ -18,6 +18,7 @@ import org.jspecify.annotations.Nullable;
  * @param registry builds the models; null (the default) loads them from the repository
  * @param preload models loaded before the server reports ready, in order
  * @param pin models never evicted by the budget; also loaded before the server reports ready
+ * @param loading how models are loaded (pre-optimized forms)
  * @param tracer traces each REST request and gRPC call, continuing the caller's {@code
  *     traceparent}; {@link RequestTracer#OFF} traces nothing
  */
@@ -32,7 +33,8 @@ public record ServerConfig(
     Scheduling scheduling,
     List<String> preload,
     List<String> pin,
-    RequestTracer tracer)
+    RequestTracer tracer,
+    Loading loading)
     implements ServerConfigBuilder.With {
 
   /** A {@link Network#grpcPort()} that turns the gRPC endpoint off. */
@@ -52,8 +54,37 @@ public record ServerConfig(
           "pin",
           pin.size() + " pinned models cannot fit a budget of max-models=" + budgets.maxModels());
     }
+    if (loading == null) {
+      throw new InvalidConfigException("pre-optimize", "no loading settings given");
+    }
     preload = List.copyOf(preload);
     pin = List.copyOf(pin);
+  }
+
+  /** Settings with {@link Loading#DEFAULTS}: no folder of pre-optimized forms. */
+  public ServerConfig(
+      ModelRepository repository,
+      @Nullable ModelRegistry registry,
+      Network network,
+      Security security,
+      Budgets budgets,
+      Timeouts timeouts,
+      Scheduling scheduling,
+      List<String> preload,
+      List<String> pin,
+      RequestTracer tracer) {
+    this(
+        repository,
+        registry,
+        network,
+        security,
+        budgets,
+        timeouts,
+        scheduling,
+        preload,
+        pin,
+        tracer,
+        Loading.DEFAULTS);
   }
 
   /** Settings that serve {@code repository} with every group's defaults. */
@@ -68,7 +99,8 @@ public record ServerConfig(
         Scheduling.DEFAULTS,
         List.of(),
         List.of(),
-        RequestTracer.OFF);
+        RequestTracer.OFF,
+        Loading.DEFAULTS);
   }
 
   public ServerConfig network(UnaryOperator<Network> change) {
@@ -89,6 +121,10 @@ public record ServerConfig(
 
   public ServerConfig scheduling(UnaryOperator<Scheduling> change) {
     return withScheduling(change.apply(scheduling));
+  }
+
+  public ServerConfig loading(UnaryOperator<Loading> change) {
+    return withLoading(change.apply(loading));
   }
 
   @Override
