@@ -54,37 +54,8 @@ public record ServerConfig(
           "pin",
           pin.size() + " pinned models cannot fit a budget of max-models=" + budgets.maxModels());
     }
-    if (loading == null) {
-      throw new InvalidConfigException("pre-optimize", "no loading settings given");
-    }
     preload = List.copyOf(preload);
     pin = List.copyOf(pin);
-  }
-
-  /** Settings with {@link Loading#DEFAULTS}: no folder of pre-optimized forms. */
-  public ServerConfig(
-      ModelRepository repository,
-      @Nullable ModelRegistry registry,
-      Network network,
-      Security security,
-      Budgets budgets,
-      Timeouts timeouts,
-      Scheduling scheduling,
-      List<String> preload,
-      List<String> pin,
-      RequestTracer tracer) {
-    this(
-        repository,
-        registry,
-        network,
-        security,
-        budgets,
-        timeouts,
-        scheduling,
-        preload,
-        pin,
-        tracer,
-        Loading.DEFAULTS);
   }
 
   /** Settings that serve {@code repository} with every group's defaults. */
