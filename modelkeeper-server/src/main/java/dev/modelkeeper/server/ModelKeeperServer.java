@@ -57,6 +57,8 @@ import dev.modelkeeper.server.repository.RepositoryRoutes;
 import dev.modelkeeper.server.request.ModelTarget;
 import dev.modelkeeper.server.request.RequestIds;
 import dev.modelkeeper.server.request.RequestTracer;
+import dev.modelkeeper.server.sharedmemory.SharedMemoryRoutes;
+import dev.modelkeeper.server.shm.SharedMemoryRegions;
 import dev.modelkeeper.server.status.StatusRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
@@ -153,6 +155,9 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final InflightBytes inflight;
   private final BodyIntake intake;
 
+  /** The system shared memory regions clients registered (REST and gRPC). */
+  private final SharedMemoryRegions sharedMemory;
+
   /** Off-heap memory of large request bodies and messages (REST and gRPC). */
   private final DirectBuffers offHeap;
 
@@ -217,7 +222,8 @@ public final class ModelKeeperServer implements AutoCloseable {
             ? new BearerAuth(config.security().authToken())
             : null;
     this.grpcArrivals = new GrpcArrivals(inflight, config.timeouts().bodyRead(), metrics);
-    this.grpcService = new GrpcEndpoint.Service(engine, requestIds);
+    this.sharedMemory = new SharedMemoryRegions(config.budgets().maxSharedMemoryBytes());
+    this.grpcService = new GrpcEndpoint.Service(engine, requestIds, sharedMemory);
     Json json = new Json();
     ErrorMapper errors = new ErrorMapper(json, events.redaction());
     this.runner = new RequestRunner(workers, errors);
@@ -361,7 +367,9 @@ public final class ModelKeeperServer implements AutoCloseable {
       routes.filter("/model/*", Routes.requiring(auth));
       routes.filter("/v2/repository/*", Routes.requiring(auth));
     }
-    new OipRoutes(engine, new InferRequestDecoder(json), json, runner).register(routes);
+    new OipRoutes(engine, new InferRequestDecoder(json, sharedMemory), json, runner, sharedMemory)
+        .register(routes);
+    new SharedMemoryRoutes(sharedMemory, json, auth).register(routes);
     new RepositoryRoutes(engine, json, runner).register(routes);
     new ManagementRoutes(engine, json, runner).register(routes);
     new StatusRoutes(engine, status).register(routes);
@@ -651,6 +659,7 @@ public final class ModelKeeperServer implements AutoCloseable {
           config.timeouts().shutdown());
     }
     timer.shutdownNow();
+    sharedMemory.close();
     try {
       manager.clear();
     } catch (RuntimeException e) {

@@ -38,7 +38,7 @@ class ArchitectureTest {
   static final int MAX_PACKAGE_LINES = 1_550;
 
   private static final List<String> TRANSPORTS =
-      List.of("oip", "management", "repository", "grpc", "status", "docs");
+      List.of("oip", "management", "repository", "grpc", "status", "docs", "sharedmemory");
 
   private static JavaClasses classes;
 
@@ -92,6 +92,8 @@ class ArchitectureTest {
         .definedBy(room("engine"))
         .layer("observability")
         .definedBy(room("observability"))
+        .layer("shm")
+        .definedBy(room("shm"))
         .layer("http")
         .definedBy(room("http"))
         .layer("transports")
@@ -117,6 +119,8 @@ class ArchitectureTest {
         .whereLayer("observability")
         .mayOnlyAccessLayers(
             "errors", "request", "config", "admission", "execution", "memory", "engine")
+        .whereLayer("shm")
+        .mayOnlyAccessLayers("errors", "request")
         .whereLayer("http")
         .mayOnlyAccessLayers(
             "errors", "auth", "request", "admission", "execution", "engine", "observability")
@@ -129,6 +133,7 @@ class ArchitectureTest {
             "execution",
             "engine",
             "observability",
+            "shm",
             "http")
         .check(classes);
   }
@@ -166,6 +171,7 @@ class ArchitectureTest {
             room("memory"),
             room("engine"),
             room("observability"),
+            room("shm"),
             room("grpc"))
         .should()
         .dependOnClassesThat()
@@ -201,7 +207,8 @@ class ArchitectureTest {
             room("execution"),
             room("memory"),
             room("engine"),
-            room("observability"))
+            room("observability"),
+            room("shm"))
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(

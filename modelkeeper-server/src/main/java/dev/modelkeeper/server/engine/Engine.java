@@ -52,7 +52,8 @@ public final class Engine {
   public static final String SERVER_NAME = "modelkeeper";
 
   /** The protocol extensions this server implements, as {@code GET /v2} and gRPC list them. */
-  public static final List<String> EXTENSIONS = List.of("model_repository", "binary_tensor_data");
+  public static final List<String> EXTENSIONS =
+      List.of("model_repository", "binary_tensor_data", "system_shared_memory");
 
   /** See {@link Execution#ANY_RUN}. */
   public static final long ANY_RUN = Execution.ANY_RUN;
