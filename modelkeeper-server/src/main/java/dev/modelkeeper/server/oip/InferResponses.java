@@ -8,7 +8,6 @@ import dev.modelkeeper.onnx.TensorSpec;
 import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.http.HttpResult;
 import dev.modelkeeper.server.http.Json;
-import dev.modelkeeper.server.oip.shm.SharedMemoryParameters;
 import dev.modelkeeper.server.request.InferRequest;
 import dev.modelkeeper.server.request.SharedMemoryRef;
 import dev.modelkeeper.server.shm.SharedMemoryRegions;
@@ -16,9 +15,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 
 /**
@@ -37,8 +36,7 @@ final class InferResponses {
 
   /** The inference response: model name and version, the echoed id, and the outputs in order. */
   byte[] inferResponse(String modelName, String version, String id, Map<String, Tensor> outputs) {
-    return json.stream(
-        g -> writeHeader(g, modelName, version, id, outputs, t -> false, Map.of(), Map.of()));
+    return json.stream(g -> writeHeader(g, modelName, version, id, outputs, t -> false, Set.of()));
   }
 
   /**
@@ -50,13 +48,12 @@ final class InferResponses {
     InferRequest request = result.request();
     Map<String, Tensor> outputs = result.outcome().outputs();
     Map<String, SharedMemoryRef> shared = request.sharedOutputs();
-    Map<String, Long> written = new HashMap<>();
     Predicate<Tensor> binary = t -> request.binaryOutput(t.name()) && !shared.containsKey(t.name());
     long binarySize = 0;
     for (Tensor t : outputs.values()) {
       SharedMemoryRef ref = shared.get(t.name());
       if (ref != null) {
-        written.put(t.name(), regions.write(t, ref));
+        regions.write(t, ref);
       } else if (binary.test(t)) {
         binarySize += t.datatype().binarySize(t.data());
       }
@@ -71,8 +68,7 @@ final class InferResponses {
                     request.id(),
                     outputs,
                     binary,
-                    shared,
-                    written));
+                    shared.keySet()));
     if (binarySize == 0 && outputs.values().stream().noneMatch(binary)) {
       return HttpResult.json(200, header);
     }
@@ -101,8 +97,7 @@ final class InferResponses {
       String id,
       Map<String, Tensor> outputs,
       Predicate<Tensor> binary,
-      Map<String, SharedMemoryRef> shared,
-      Map<String, Long> written)
+      Set<String> shared)
       throws IOException {
     g.writeStartObject();
     g.writeStringField("model_name", modelName);
@@ -112,14 +107,17 @@ final class InferResponses {
     }
     g.writeArrayFieldStart("outputs");
     for (Tensor t : outputs.values()) {
-      writeTensor(g, t, binary.test(t), shared.get(t.name()), written.getOrDefault(t.name(), 0L));
+      writeTensor(g, t, binary.test(t), shared.contains(t.name()));
     }
     g.writeEndArray();
     g.writeEndObject();
   }
 
-  private static void writeTensor(
-      JsonGenerator g, Tensor t, boolean binary, SharedMemoryRef shared, long written)
+  /**
+   * One output: its data, or its binary data's size, or nothing more for an output written into
+   * shared memory (as Triton answers it: clients read it from their region).
+   */
+  private static void writeTensor(JsonGenerator g, Tensor t, boolean binary, boolean shared)
       throws IOException {
     g.writeStartObject();
     g.writeStringField("name", t.name());
@@ -129,8 +127,8 @@ final class InferResponses {
       g.writeNumber(d);
     }
     g.writeEndArray();
-    if (shared != null) {
-      SharedMemoryParameters.write(g, shared, written);
+    if (shared) {
+      // written into its region already
     } else if (binary) {
       g.writeObjectFieldStart("parameters");
       g.writeNumberField("binary_data_size", t.datatype().binarySize(t.data()));

@@ -1,6 +1,5 @@
 package dev.modelkeeper.server.oip.shm;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.modelkeeper.server.errors.BadRequestException;
@@ -56,19 +55,5 @@ public final class SharedMemoryParameters {
   /** Where the tensor lies, or null when none of the parameters was given. */
   public SharedMemoryRef ref(String where) {
     return any ? SharedMemoryRef.of(where, region, offset, byteSize) : null;
-  }
-
-  /**
-   * Writes the {@code parameters} of an output that was written at {@code ref}, {@code written}
-   * bytes of it.
-   */
-  public static void write(JsonGenerator g, SharedMemoryRef ref, long written) throws IOException {
-    g.writeObjectFieldStart("parameters");
-    g.writeStringField(SharedMemoryRef.REGION, ref.region());
-    g.writeNumberField(SharedMemoryRef.BYTE_SIZE, written);
-    if (ref.offset() != 0) {
-      g.writeNumberField(SharedMemoryRef.OFFSET, ref.offset());
-    }
-    g.writeEndObject();
   }
 }
