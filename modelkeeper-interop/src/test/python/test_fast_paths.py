@@ -18,7 +18,11 @@ import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 import tritonclient.utils.shared_memory as shm
-from tritonclient.utils import InferenceServerException, serialize_byte_tensor
+from tritonclient.utils import (
+    InferenceServerException,
+    serialize_byte_tensor,
+    serialized_byte_size,
+)
 
 TOKEN = os.environ["MK_TOKEN"]
 AUTH = {"Authorization": "Bearer " + TOKEN}
@@ -121,7 +125,7 @@ def test_shm_fp32_and_bytes_inputs_and_outputs_at_offsets(client, region):
         i.set_shared_memory("in", fp32.nbytes, offset=16)
         inputs.append(i)
         i = module.InferInput("bytes_in", [2], "BYTES")
-        i.set_shared_memory("in", words_wire.nbytes, offset=64)
+        i.set_shared_memory("in", serialized_byte_size(words_wire), offset=64)
         inputs.append(i)
         out_fp32 = module.InferRequestedOutput("fp32_out")
         out_fp32.set_shared_memory("out", 8, offset=8)
@@ -334,7 +338,7 @@ def test_http_compressed_request_and_answer(http, algorithm):
 def test_http_compressed_answers_are_compressed(algorithm):
     host, port = os.environ["MK_HTTP"].split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=60)
-    body = ('{"inputs":[{"name":"input","datatype":"FP32","shape":[500,4],"data":%s}]}'
+    body = ('{"inputs":[{"name":"input","datatype":"FP32","shape":[1000,4],"data":%s}]}'
             % (np.tile(IRIS, (500, 1)).flatten().tolist())).encode()
     packed = gzip.compress(body) if algorithm == "gzip" else zlib.compress(body)
     conn.request("POST", "/v2/models/iris/infer", body=packed, headers={
