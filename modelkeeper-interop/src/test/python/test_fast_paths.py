@@ -176,6 +176,12 @@ def test_shm_refusals(client, region):
     with pytest.raises(InferenceServerException) as e:
         c.register_system_shared_memory("long", key, 128, headers=auth)
     assert "64 bytes" in e.value.message()
+    # a client elsewhere, as a proxy on this machine says: shared memory is for local clients
+    forwarded = dict(auth, **{"x-forwarded-for": "203.0.113.9"})
+    with pytest.raises(InferenceServerException) as e:
+        c.register_system_shared_memory("remote", key, 64, headers=forwarded)
+    assert e.value.status() in ("403", "StatusCode.PERMISSION_DENIED")
+    assert "loopback" in e.value.message()
     c.register_system_shared_memory("small", key, 64, headers=auth)
     try:
         # an input read past the end of the region: refused, never a crash

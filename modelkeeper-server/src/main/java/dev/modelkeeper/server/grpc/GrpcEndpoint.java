@@ -148,13 +148,16 @@ public final class GrpcEndpoint {
     return b.build();
   }
 
-  @SuppressWarnings("unchecked") // the inference methods' requests are ModelInferRequests
+  @SuppressWarnings("unchecked") // the ModelInfer method's requests are ModelInferRequests
   private static <Q, A> ServerMethodDefinition<Q, A> lenient(
       ServerMethodDefinition<Q, A> m, DirectBuffers offHeap) {
     MethodDescriptor<Q, A> method = m.getMethodDescriptor();
     MethodDescriptor.Marshaller<Q> requests = method.getRequestMarshaller();
-    if (method.getRequestMarshaller()
-        == GRPCInferenceServiceGrpc.getModelInferMethod().getRequestMarshaller()) {
+    // not ModelStreamInfer's: an off-heap buffer is held until its call ends, and a stream's
+    // messages would hold theirs for as long as the stream lasts
+    if (method
+        .getFullMethodName()
+        .equals(GRPCInferenceServiceGrpc.getModelInferMethod().getFullMethodName())) {
       // large inference requests are parsed off-heap, their raw contents read in place
       requests =
           (MethodDescriptor.Marshaller<Q>)
@@ -531,9 +534,22 @@ public final class GrpcEndpoint {
           request -> {
             long bytes = inflightBytes(request);
             CompletableFuture<Void> admitted = engine.inflight().reserve(bytes);
-            return new InferStream.Started(
-                admitted.thenCompose(granted -> infer(request, RequestTrace.NONE)),
-                release(admitted, bytes));
+            AtomicReference<CompletableFuture<?>> running = new AtomicReference<>();
+            CompletableFuture<ModelInferResponse> answer =
+                admitted.thenCompose(
+                    granted -> {
+                      CompletableFuture<ModelInferResponse> f = infer(request, RequestTrace.NONE);
+                      running.set(f);
+                      return f;
+                    });
+            answer.whenComplete( // a cancelled stream withdraws the requests not yet run
+                (r, t) -> {
+                  CompletableFuture<?> f = running.get();
+                  if (answer.isCancelled() && f != null) {
+                    f.cancel(true);
+                  }
+                });
+            return new InferStream.Started(answer, release(admitted, bytes));
           },
           failure -> GrpcErrors.toStatus(failure, streamId, engine.redaction()).getDescription());
     }

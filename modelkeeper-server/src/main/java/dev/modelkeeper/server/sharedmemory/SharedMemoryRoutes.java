@@ -94,7 +94,14 @@ public final class SharedMemoryRoutes {
     return n.longValue();
   }
 
+  /**
+   * The client's address; null (unknown) for a request a proxy forwarded, whose client is elsewhere
+   * whatever the connection's address.
+   */
   private static InetAddress peer(Context ctx) {
+    if (ctx.header("X-Forwarded-For") != null || ctx.header("Forwarded") != null) {
+      return null;
+    }
     try {
       return InetAddress.getByName(ctx.req().getRemoteAddr()); // an address literal: no lookup
     } catch (UnknownHostException e) {

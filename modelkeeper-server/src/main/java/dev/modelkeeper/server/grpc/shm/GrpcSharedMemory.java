@@ -30,13 +30,25 @@ public final class GrpcSharedMemory {
 
   private static final Context.Key<SocketAddress> REMOTE = Context.key("remote-address");
 
-  /** Puts each call's remote address in its context. */
+  private static final Metadata.Key<String> FORWARDED_FOR =
+      Metadata.Key.of("x-forwarded-for", Metadata.ASCII_STRING_MARSHALLER);
+
+  private static final Metadata.Key<String> FORWARDED =
+      Metadata.Key.of("forwarded", Metadata.ASCII_STRING_MARSHALLER);
+
+  /**
+   * Puts each call's remote address in its context; none (unknown) for a call a proxy forwarded,
+   * whose client is elsewhere whatever the connection's address.
+   */
   public static final ServerInterceptor PEER =
       new ServerInterceptor() {
         @Override
         public <Q, A> ServerCall.Listener<Q> interceptCall(
             ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
-          SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+          SocketAddress remote =
+              headers.containsKey(FORWARDED_FOR) || headers.containsKey(FORWARDED)
+                  ? null
+                  : call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
           return Contexts.interceptCall(
               Context.current().withValue(REMOTE, remote), call, headers, next);
         }

@@ -29,6 +29,7 @@ public final class BodyInflation {
   /** The bytes inflated and reserved at a time. */
   static final int STEP = 256 * 1024;
 
+  private final String encoding;
   private final InputStream inflating;
   private final RequestBody compressed;
   private final RequestBody inflated;
@@ -39,11 +40,13 @@ public final class BodyInflation {
   private long reserved;
 
   private BodyInflation(
+      String encoding,
       InputStream inflating,
       RequestBody compressed,
       long maxBytes,
       Consumer<RequestBody> done,
       Consumer<RuntimeException> failed) {
+    this.encoding = encoding;
     this.inflating = inflating;
     this.compressed = compressed;
     this.inflated = new RequestBody(compressed.bytes(), -1);
@@ -97,7 +100,7 @@ public final class BodyInflation {
       failed.accept(malformed(encoding));
       return;
     }
-    new BodyInflation(in, compressed, maxBytes, done, failed).next();
+    new BodyInflation(encoding, in, compressed, maxBytes, done, failed).next();
   }
 
   private static InputStream stream(String encoding, List<ByteBuffer> buffers) throws IOException {
@@ -150,12 +153,13 @@ public final class BodyInflation {
         inflated.append(piece);
       }
     } catch (IOException e) {
-      failed.accept(malformed("its Content-Encoding"));
+      failed.accept(malformed(encoding));
     }
   }
 
   private static BadRequestException malformed(String coding) {
-    return new BadRequestException("the request body is not valid in " + coding);
+    return new BadRequestException(
+        "the request body is not valid " + coding + " (its Content-Encoding)");
   }
 
   /** The remaining bytes of a buffer as a stream, without copying them. */
