@@ -67,8 +67,9 @@ import java.util.function.Supplier;
 
 /**
  * The gRPC endpoint: the {@code inference.GRPCInferenceService} of the Open Inference Protocol with
- * Triton's repository methods, over the same inference path, repository operations, bearer token
- * and error mapping as the REST API. Thread-safe.
+ * Triton's repository, system shared memory ({@code shm}) and streaming ({@code stream}) methods,
+ * over the same inference path, repository operations, bearer token and error mapping as the REST
+ * API; messages may be compressed ({@code compression}). Thread-safe.
  *
  * <p>Handlers run on the transport's event-loop threads and never wait there: an inference is
  * decoded there and queued on its model's executor, or run there when it can run at once and the

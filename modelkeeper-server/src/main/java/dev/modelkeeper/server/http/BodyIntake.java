@@ -44,6 +44,9 @@ import org.eclipse.jetty.util.Callback;
  * is malformed (bad chunked encoding). Only a complete body goes on to the routes, as a {@link
  * RequestBody} attribute (and as the request's content, for routes that read it).
  *
+ * <p>A body in {@code Content-Encoding: gzip} or {@code deflate} is received so, then inflated step
+ * by step within the same limit and budget before it goes on ({@code BodyInflation}).
+ *
  * <p>The request's bytes return to the budget once its response is done and every worker that holds
  * them let go ({@link RequestBytes}). Callbacks run on Jetty threads and on the timer.
  */
