@@ -107,4 +107,63 @@ class GrpcStreamTest {
       }
     }
   }
+
+  @Test
+  void aStream_mayWaitLongerThanTheBodyReadTimeoutForItsFirstRequest() throws Exception {
+    FakeModels models = FakeModels.of("alpha/1");
+    try (ModelKeeperServer server =
+        TestServer.fake(
+            models,
+            b ->
+                b.network(n -> n.withGrpcPort(0))
+                    .timeouts(t -> t.withBodyRead(Duration.ofMillis(300))))) {
+      ManagedChannel ch =
+          NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+      try {
+        List<ModelStreamInferResponse> answers = new CopyOnWriteArrayList<>();
+        CompletableFuture<Status> closed = new CompletableFuture<>();
+        ClientCall<ModelInferRequest, ModelStreamInferResponse> call =
+            ch.newCall(
+                GRPCInferenceServiceGrpc.getModelStreamInferMethod(),
+                CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS));
+        call.start(
+            new ClientCall.Listener<>() {
+              @Override
+              public void onMessage(ModelStreamInferResponse message) {
+                answers.add(message);
+              }
+
+              @Override
+              public void onClose(Status status, Metadata trailers) {
+                closed.complete(status);
+              }
+            },
+            new Metadata());
+        call.request(Integer.MAX_VALUE);
+        // several body read timeouts pass with the stream open and idle
+        Awaitility.await()
+            .pollDelay(Duration.ofSeconds(1))
+            .atMost(Duration.ofSeconds(5))
+            .until(() -> true);
+        assertThat(closed).isNotDone();
+        call.sendMessage(
+            ModelInferRequest.newBuilder()
+                .setModelName("alpha")
+                .setId("late")
+                .addInputs(
+                    ModelInferRequest.InferInputTensor.newBuilder()
+                        .setName("x")
+                        .setDatatype("FP32")
+                        .addShape(2))
+                .addRawInputContents(ByteString.copyFrom(new byte[8]))
+                .build());
+        call.halfClose();
+        assertThat(closed.get(60, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+        assertThat(answers).hasSize(1);
+        assertThat(answers.get(0).getInferResponse().getId()).isEqualTo("late");
+      } finally {
+        ch.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+      }
+    }
+  }
 }
