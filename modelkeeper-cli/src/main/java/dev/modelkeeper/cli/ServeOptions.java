@@ -136,10 +136,26 @@ final class ServeOptions {
                 + " quarter of the maximum heap (default: ${DEFAULT-VALUE}).")
     long maxInflightBytes = Budgets.DEFAULTS.maxInflightBytes();
 
+    @Option(
+        names = "--max-shared-memory-bytes",
+        paramLabel = "SIZE",
+        converter = Converters.Size.class,
+        description =
+            "Most bytes of system shared memory regions (under /dev/shm) mapped at once, all"
+                + " registrations together; 0 refuses every registration"
+                + " (default: ${DEFAULT-VALUE}).")
+    long maxSharedMemoryBytes = Budgets.DEFAULTS.maxSharedMemoryBytes();
+
     /** The budgets, measured memory costs kept in {@code costsFile}. */
     Budgets value(Path costsFile) {
       return new Budgets(
-          maxModels, maxBytes, maxMemory, costsFile, maxRequestBytes, maxInflightBytes);
+          maxModels,
+          maxBytes,
+          maxMemory,
+          costsFile,
+          maxRequestBytes,
+          maxInflightBytes,
+          maxSharedMemoryBytes);
     }
   }
 

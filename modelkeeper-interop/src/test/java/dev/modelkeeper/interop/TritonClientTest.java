@@ -25,13 +25,24 @@ class TritonClientTest {
 
   private static final String TOKEN = "interop-secret";
 
+  /** The server's bound on mapped shared memory, small enough to pass in a test. */
+  private static final long MAX_SHARED_MEMORY = 8L << 20;
+
   @TempDir static Path cache;
 
   private static ServerProcess server;
 
   @BeforeAll
   static void startServer() throws Exception {
-    server = ServerProcess.builder().cacheDir(cache).args("--auth-token", TOKEN).start();
+    server =
+        ServerProcess.builder()
+            .cacheDir(cache)
+            .args(
+                "--auth-token",
+                TOKEN,
+                "--max-shared-memory-bytes",
+                Long.toString(MAX_SHARED_MEMORY))
+            .start();
   }
 
   @AfterAll
@@ -50,6 +61,32 @@ class TritonClientTest {
         .contains("test_infer_every_datatype[http-binary] PASSED")
         .contains("test_infer_every_datatype[http-json] PASSED")
         .contains("test_infer_every_datatype[grpc] PASSED")
+        .doesNotContain("SKIPPED");
+  }
+
+  /**
+   * System shared memory over HTTP and gRPC, gRPC streaming, and compression in both protocols,
+   * with the same server (see {@code src/test/python/test_fast_paths.py}).
+   */
+  @Test
+  void tritonclient_sharedMemoryStreamingAndCompression_passEveryCase() throws Exception {
+    Processes.Outcome run =
+        Pytest.run(
+            server,
+            "test_fast_paths.py",
+            Map.of(
+                "MK_TOKEN",
+                TOKEN,
+                "MK_PID",
+                Long.toString(server.pid()),
+                "MK_MAX_SHM",
+                Long.toString(MAX_SHARED_MEMORY)));
+    assertThat(run.exitCode()).as("pytest exit code; its output is above in the log").isZero();
+    assertThat(run.output())
+        .contains("test_shm_fp32_and_bytes_inputs_and_outputs_at_offsets[http] PASSED")
+        .contains("test_shm_fp32_and_bytes_inputs_and_outputs_at_offsets[grpc] PASSED")
+        .contains("test_stream_answers_1000_requests_in_order PASSED")
+        .contains("test_http_decompression_bomb_is_refused_within_the_bound[gzip] PASSED")
         .doesNotContain("SKIPPED");
   }
 }

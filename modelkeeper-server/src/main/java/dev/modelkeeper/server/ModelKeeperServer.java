@@ -62,6 +62,8 @@ import dev.modelkeeper.server.request.ModelTarget;
 import dev.modelkeeper.server.request.RequestIds;
 import dev.modelkeeper.server.request.RequestTracer;
 import dev.modelkeeper.server.statistics.InferenceStatistics;
+import dev.modelkeeper.server.sharedmemory.SharedMemoryRoutes;
+import dev.modelkeeper.server.shm.SharedMemoryRegions;
 import dev.modelkeeper.server.status.StatusRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
@@ -162,6 +164,9 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final InflightBytes inflight;
   private final BodyIntake intake;
 
+  /** The system shared memory regions clients registered (REST and gRPC). */
+  private final SharedMemoryRegions sharedMemory;
+
   /** Off-heap memory of large request bodies and messages (REST and gRPC). */
   private final DirectBuffers offHeap;
 
@@ -235,7 +240,8 @@ public final class ModelKeeperServer implements AutoCloseable {
             ? new BearerAuth(config.security().authToken())
             : null;
     this.grpcArrivals = new GrpcArrivals(inflight, config.timeouts().bodyRead(), metrics);
-    this.grpcService = new GrpcEndpoint.Service(engine, requestIds);
+    this.sharedMemory = new SharedMemoryRegions(config.budgets().maxSharedMemoryBytes());
+    this.grpcService = new GrpcEndpoint.Service(engine, requestIds, sharedMemory);
     Json json = new Json();
     ErrorMapper errors = new ErrorMapper(json, events.redaction());
     this.runner = new RequestRunner(workers, errors);
@@ -387,7 +393,9 @@ public final class ModelKeeperServer implements AutoCloseable {
       routes.filter("/v2/repository/*", Routes.requiring(auth));
     }
     new StatsRoutes(engine, json, runner).register(routes); // before /v2/models/{model}
-    new OipRoutes(engine, new InferRequestDecoder(json), json, runner).register(routes);
+    new OipRoutes(engine, new InferRequestDecoder(json, sharedMemory), json, runner, sharedMemory)
+        .register(routes);
+    new SharedMemoryRoutes(sharedMemory, json, auth).register(routes);
     new RepositoryRoutes(engine, json, runner).register(routes);
     new ManagementRoutes(engine, json, runner).register(routes);
     new StatusRoutes(engine, status).register(routes);
@@ -718,6 +726,7 @@ public final class ModelKeeperServer implements AutoCloseable {
               + " at the next start",
           config.timeouts().shutdown());
     }
+    sharedMemory.close();
     try {
       manager.clear();
     } catch (RuntimeException e) {

@@ -38,7 +38,9 @@ class ArchitectureTest {
   static final int MAX_PACKAGE_LINES = 1_550;
 
   private static final List<String> TRANSPORTS =
-      List.of("oip", "management", "repository", "grpc", "status", "docs", "modelstats", "metrics");
+      List.of(
+          "oip", "management", "repository", "grpc", "status", "docs", "modelstats", "metrics",
+          "sharedmemory");
 
   private static JavaClasses classes;
 
@@ -94,6 +96,8 @@ class ArchitectureTest {
         .definedBy(room("engine"))
         .layer("observability")
         .definedBy(room("observability"))
+        .layer("shm")
+        .definedBy(room("shm"))
         .layer("http")
         .definedBy(room("http"))
         .layer("transports")
@@ -129,6 +133,8 @@ class ArchitectureTest {
             "memory",
             "statistics",
             "engine")
+        .whereLayer("shm")
+        .mayOnlyAccessLayers("errors", "request")
         .whereLayer("http")
         .mayOnlyAccessLayers(
             "errors", "auth", "request", "admission", "execution", "engine", "observability")
@@ -142,6 +148,7 @@ class ArchitectureTest {
             "statistics",
             "engine",
             "observability",
+            "shm",
             "http")
         .check(classes);
   }
@@ -180,6 +187,7 @@ class ArchitectureTest {
             room("statistics"),
             room("engine"),
             room("observability"),
+            room("shm"),
             room("grpc"),
             room("metrics"))
         .should()
@@ -217,7 +225,8 @@ class ArchitectureTest {
             room("memory"),
             room("statistics"),
             room("engine"),
-            room("observability"))
+            room("observability"),
+            room("shm"))
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(

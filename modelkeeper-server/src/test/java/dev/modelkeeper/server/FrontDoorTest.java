@@ -80,13 +80,18 @@ class FrontDoorTest {
   }
 
   @Test
-  void encodedBodies_are415_andJsonOrMissingContentTypesAreRead() {
+  void bodiesInOtherCodings_are415_bodiesNotInTheirCoding400_andJsonOrMissingTypesAreRead() {
     try (ModelKeeperServer server = TestServer.fake(FakeModels.of("alpha/1"), b -> b)) {
       Http http = Http.to(server.port());
-      for (String encoding : List.of("gzip", "br", "deflate")) {
+      for (String encoding : List.of("br", "compress", "zstd")) {
         Response r = send(http, INFER, X, "Content-Encoding", encoding);
         assertThat(r.status()).as(encoding).isEqualTo(415);
         assertThat(r.error()).contains("Content-Encoding '" + encoding + "'");
+      }
+      for (String encoding : List.of("gzip", "deflate")) { // plain JSON claiming to be compressed
+        Response r = send(http, INFER, X, "Content-Encoding", encoding);
+        assertThat(r.status()).as(encoding).isEqualTo(400);
+        assertThat(r.error()).contains("not valid " + encoding);
       }
       assertThat(send(http, INFER, X, "Content-Type", "text/plain").status()).isEqualTo(415);
       assertThat(send(http, INFER, X, "Content-Type", "application/json; charset=utf-8").status())
@@ -100,8 +105,8 @@ class FrontDoorTest {
     try (ModelKeeperServer server = TestServer.fake(FakeModels.of("alpha/1"), b -> b)) {
       for (String[] headers :
           List.of(
-              new String[] {"Content-Encoding: identity", "Content-Encoding: gzip"},
-              new String[] {"Content-Encoding: identity, gzip"})) {
+              new String[] {"Content-Encoding: deflate", "Content-Encoding: gzip"},
+              new String[] {"Content-Encoding: identity, deflate, gzip"})) {
         try (RawHttp raw = RawHttp.connect(server.port())) {
           List<String> lines = new ArrayList<>(List.of(headers));
           lines.add("Content-Type: application/json");

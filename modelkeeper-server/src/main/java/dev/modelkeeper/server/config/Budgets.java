@@ -16,6 +16,8 @@ import org.jspecify.annotations.Nullable;
  * @param maxRequestBytes the largest request body accepted; larger ones are answered 413
  * @param maxInflightBytes the most bytes of request bodies and decoded tensors in flight at once,
  *     server-wide; 0 means a quarter of the maximum heap ({@link #inflightBytes()})
+ * @param maxSharedMemoryBytes the most bytes of system shared memory regions mapped at once, all
+ *     clients' registrations together
  */
 @RecordBuilder
 public record Budgets(
@@ -24,10 +26,29 @@ public record Budgets(
     long maxMemory,
     @Nullable Path memoryCostsFile,
     long maxRequestBytes,
-    long maxInflightBytes)
+    long maxInflightBytes,
+    long maxSharedMemoryBytes)
     implements BudgetsBuilder.With {
 
-  public static final Budgets DEFAULTS = new Budgets(8, 0, 0, null, 32L << 20, 0);
+  public static final Budgets DEFAULTS = new Budgets(8, 0, 0, null, 32L << 20, 0, 1L << 30);
+
+  /** Budgets with the default bound on mapped shared memory. */
+  public Budgets(
+      int maxModels,
+      long maxBytes,
+      long maxMemory,
+      @Nullable Path memoryCostsFile,
+      long maxRequestBytes,
+      long maxInflightBytes) {
+    this(
+        maxModels,
+        maxBytes,
+        maxMemory,
+        memoryCostsFile,
+        maxRequestBytes,
+        maxInflightBytes,
+        DEFAULTS.maxSharedMemoryBytes());
+  }
 
   public Budgets {
     Check.atLeast("max-models", maxModels, 1);
@@ -35,6 +56,7 @@ public record Budgets(
     Check.atLeast("max-memory", maxMemory, 0);
     Check.atLeast("max-request-bytes", maxRequestBytes, 1024);
     Check.atLeast("max-inflight-bytes", maxInflightBytes, 0);
+    Check.atLeast("max-shared-memory-bytes", maxSharedMemoryBytes, 0);
     if (maxInflightBytes > 0 && maxInflightBytes < maxRequestBytes) {
       String reason = "must hold one request of max-request-bytes=" + maxRequestBytes;
       throw new InvalidConfigException("max-inflight-bytes", reason + ", was " + maxInflightBytes);

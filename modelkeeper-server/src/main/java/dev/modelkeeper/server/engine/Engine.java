@@ -55,7 +55,7 @@ public final class Engine {
 
   /** The protocol extensions this server implements, as {@code GET /v2} and gRPC list them. */
   public static final List<String> EXTENSIONS =
-      List.of("model_repository", "binary_tensor_data", "statistics");
+      List.of("model_repository", "binary_tensor_data", "statistics", "system_shared_memory");
 
   /** See {@link Execution#ANY_RUN}. */
   public static final long ANY_RUN = Execution.ANY_RUN;

@@ -32,7 +32,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * message is complete (the handler then reserves the message and its decoded tensors as for REST)
  * or the call ends. A call whose message is not complete within the body read timeout of its start
  * is ended with DEADLINE_EXCEEDED and counted as a slow client, as REST answers a slow body 408;
- * {@link #sweepOn} finds them.
+ * {@link #sweepOn} finds them. A stream ({@code ModelStreamInfer}) may wait for its first request
+ * as long as it likes; its timeout runs from that request's first byte.
  *
  * <p>It is both the stream tracer factory, which sees the bytes, and the outermost interceptor,
  * which sees the call; the tracer hands itself to the interceptor through the call's context.
@@ -77,7 +78,7 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
   private void sweep() {
     long now = System.nanoTime();
     for (Arrival a : pending) {
-      if (now - a.started >= timeout.toNanos()) {
+      if (now - a.since >= timeout.toNanos() && !(a.streaming && a.held.get() == 0)) {
         try {
           a.expire();
         } catch (RuntimeException e) { // the call ended meanwhile; the next sweeps must still run
@@ -100,7 +101,10 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
 
   @Override
   public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
-    Arrival a = new Arrival();
+    Arrival a =
+        new Arrival(
+            fullMethodName.equals(
+                GRPCInferenceServiceGrpc.getModelStreamInferMethod().getFullMethodName()));
     pending.add(a);
     return a;
   }
@@ -136,12 +140,18 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
 
   /** One call's message on its way in; callbacks run on its transport thread and the timer. */
   private final class Arrival extends ServerStreamTracer {
-    final long started = System.nanoTime();
+    final boolean streaming;
+    volatile long since = System.nanoTime(); // the call's start; a stream's first byte
+
     final AtomicInteger state = new AtomicInteger(PENDING);
     final AtomicLong held = new AtomicLong();
     final AtomicBoolean closed = new AtomicBoolean();
     final AtomicBoolean refused = new AtomicBoolean();
     volatile ServerCall<?, ?> call;
+
+    Arrival(boolean streaming) {
+      this.streaming = streaming;
+    }
 
     /** What to run when the stream closes; {@link #CLOSED} once it has. */
     final AtomicReference<Runnable> onClose = new AtomicReference<>();
@@ -179,7 +189,9 @@ public final class GrpcArrivals extends ServerStreamTracer.Factory implements Se
                     + " bytes is in use; try again later")
             .asRuntimeException();
       }
-      held.addAndGet(bytes);
+      if (held.getAndAdd(bytes) == 0 && streaming) {
+        since = System.nanoTime();
+      }
     }
 
     @Override

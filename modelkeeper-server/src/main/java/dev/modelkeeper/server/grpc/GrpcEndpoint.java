@@ -4,7 +4,6 @@ import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.TensorSpec;
 import dev.modelkeeper.onnx.TritonConfig;
 import dev.modelkeeper.server.admission.DirectBuffers;
-import dev.modelkeeper.server.admission.InflightBytes;
 import dev.modelkeeper.server.auth.BearerAuth;
 import dev.modelkeeper.server.auth.UnauthorizedException;
 import dev.modelkeeper.server.engine.Engine;
@@ -12,12 +11,15 @@ import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.engine.ServerState;
 import dev.modelkeeper.server.engine.ServerVersion;
 import dev.modelkeeper.server.errors.PathRedaction;
+import dev.modelkeeper.server.grpc.compression.GrpcCompression;
+import dev.modelkeeper.server.grpc.shm.GrpcSharedMemory;
+import dev.modelkeeper.server.grpc.stream.InferStream;
 import dev.modelkeeper.server.request.InferRequest;
 import dev.modelkeeper.server.request.ModelTarget;
 import dev.modelkeeper.server.request.RequestIds;
 import dev.modelkeeper.server.request.RequestTrace;
-import io.grpc.Codec;
-import io.grpc.DecompressorRegistry;
+import dev.modelkeeper.server.shm.SharedMemoryException;
+import dev.modelkeeper.server.shm.SharedMemoryRegions;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -30,6 +32,7 @@ import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
@@ -50,6 +53,7 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -63,8 +67,9 @@ import java.util.function.Supplier;
 
 /**
  * The gRPC endpoint: the {@code inference.GRPCInferenceService} of the Open Inference Protocol with
- * Triton's repository methods, over the same inference path, repository operations, bearer token
- * and error mapping as the REST API. Thread-safe.
+ * Triton's repository, system shared memory ({@code shm}) and streaming ({@code stream}) methods,
+ * over the same inference path, repository operations, bearer token and error mapping as the REST
+ * API; messages may be compressed ({@code compression}). Thread-safe.
  *
  * <p>Handlers run on the transport's event-loop threads and never wait there: an inference is
  * decoded there and queued on its model's executor, or run there when it can run at once and the
@@ -109,7 +114,11 @@ public final class GrpcEndpoint {
       Set.of(
           GRPCInferenceServiceGrpc.getRepositoryIndexMethod().getFullMethodName(),
           GRPCInferenceServiceGrpc.getRepositoryModelLoadMethod().getFullMethodName(),
-          GRPCInferenceServiceGrpc.getRepositoryModelUnloadMethod().getFullMethodName());
+          GRPCInferenceServiceGrpc.getRepositoryModelUnloadMethod().getFullMethodName(),
+          GRPCInferenceServiceGrpc.getSystemSharedMemoryRegisterMethod().getFullMethodName(),
+          GRPCInferenceServiceGrpc.getSystemSharedMemoryUnregisterMethod().getFullMethodName(),
+          GRPCInferenceServiceGrpc.getCudaSharedMemoryRegisterMethod().getFullMethodName(),
+          GRPCInferenceServiceGrpc.getCudaSharedMemoryUnregisterMethod().getFullMethodName());
 
   private static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
@@ -145,6 +154,8 @@ public final class GrpcEndpoint {
       ServerMethodDefinition<Q, A> m, DirectBuffers offHeap) {
     MethodDescriptor<Q, A> method = m.getMethodDescriptor();
     MethodDescriptor.Marshaller<Q> requests = method.getRequestMarshaller();
+    // not ModelStreamInfer's: an off-heap buffer is held until its call ends, and a stream's
+    // messages would hold theirs for as long as the stream lasts
     if (method
         .getFullMethodName()
         .equals(GRPCInferenceServiceGrpc.getModelInferMethod().getFullMethodName())) {
@@ -184,10 +195,22 @@ public final class GrpcEndpoint {
       try {
         return strict.parse(stream);
       } catch (RuntimeException e) { // grpc's protobuf marshaller throws StatusRuntimeException
+        for (Throwable t = e; t != null; t = t.getCause()) {
+          if (t instanceof StatusRuntimeException s
+              && s.getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+            TOO_LARGE.set(Boolean.TRUE); // a compressed message inflating past the size limit
+          }
+        }
         return null;
       }
     }
   }
+
+  /**
+   * Set by {@link LenientMarshaller#parse} when a message was refused for its inflated size; read
+   * by {@link #INVALID_MESSAGES} on the same thread, which grpc parses and delivers a message on.
+   */
+  private static final ThreadLocal<Boolean> TOO_LARGE = new ThreadLocal<>();
 
   /** Answers a request that {@link #lenientParsing} could not parse (null) INVALID_ARGUMENT. */
   private static final ServerInterceptor INVALID_MESSAGES =
@@ -210,9 +233,16 @@ public final class GrpcEndpoint {
                             instanceof LenientMarshaller<?> l
                         ? l.type
                         : "request";
+                boolean tooLarge = TOO_LARGE.get() != null;
+                TOO_LARGE.remove();
                 call.close(
-                    Status.INVALID_ARGUMENT.withDescription(
-                        "the message is not a valid " + type + " (protobuf)"),
+                    tooLarge
+                        ? Status.RESOURCE_EXHAUSTED.withDescription(
+                            "the compressed "
+                                + type
+                                + " inflates past the request size limit (max-request-bytes)")
+                        : Status.INVALID_ARGUMENT.withDescription(
+                            "the message is not a valid " + type + " (protobuf)"),
                     new Metadata());
               }
             }
@@ -301,10 +331,9 @@ public final class GrpcEndpoint {
             .maxConnectionIdle(MAX_CONNECTION_IDLE.toNanos(), TimeUnit.NANOSECONDS)
             // a client that stops reading does not answer the ping either: closed 20 s later
             .keepAliveTime(KEEPALIVE.toNanos(), TimeUnit.NANOSECONDS)
-            // compressed messages are refused (UNIMPLEMENTED), as REST refuses compressed bodies:
-            // a few kB on the wire could otherwise inflate to the size limit before any budget
-            .decompressorRegistry(
-                DecompressorRegistry.emptyInstance().with(Codec.Identity.NONE, false))
+            // gzip and deflate messages, inflated within the message size limit as they are parsed
+            .decompressorRegistry(GrpcCompression.DECOMPRESSORS)
+            .compressorRegistry(GrpcCompression.COMPRESSORS)
             .addStreamTracerFactory(arrivals)
             // arrivals first (the last one listed sees a call first)
             .addService(
@@ -312,6 +341,8 @@ public final class GrpcEndpoint {
                     lenientParsing(service.bindService(), offHeap),
                     INVALID_MESSAGES,
                     authorize,
+                    GrpcCompression.ANSWER_IN_KIND,
+                    GrpcSharedMemory.PEER,
                     arrivals))
             .build();
     try {
@@ -392,10 +423,17 @@ public final class GrpcEndpoint {
 
     private final Engine engine;
     private final RequestIds requestIds;
+    private final GrpcSharedMemory shm;
 
+    /** A service without shared memory: a region named by a request is unknown. */
     public Service(Engine engine, RequestIds requestIds) {
+      this(engine, requestIds, new SharedMemoryRegions(0));
+    }
+
+    public Service(Engine engine, RequestIds requestIds, SharedMemoryRegions regions) {
       this.engine = engine;
       this.requestIds = requestIds;
+      this.shm = new GrpcSharedMemory(regions);
     }
 
     @Override
@@ -482,56 +520,151 @@ public final class GrpcEndpoint {
     @Override
     public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
       // the message and the tensors decoded from it, in the same in-flight budget as REST bodies
-      long bytes = 2L * request.getSerializedSize() + GrpcTensors.stringOverhead(request);
-      InflightBytes inflight = engine.inflight();
-      CompletableFuture<Void> admitted = inflight.reserve(bytes);
+      long bytes = inflightBytes(request);
+      CompletableFuture<Void> admitted = engine.inflight().reserve(bytes);
+      RequestTrace span = GrpcSpans.current();
+      start(out, admitted, release(admitted, bytes), () -> infer(request, span));
+    }
+
+    @Override
+    public StreamObserver<ModelInferRequest> modelStreamInfer(
+        StreamObserver<ModelStreamInferResponse> out) {
+      String streamId = requestIds.next();
+      return InferStream.serve(
+          out,
+          request -> {
+            long bytes = inflightBytes(request);
+            CompletableFuture<Void> admitted = engine.inflight().reserve(bytes);
+            AtomicReference<CompletableFuture<?>> running = new AtomicReference<>();
+            CompletableFuture<ModelInferResponse> answer =
+                admitted.thenCompose(
+                    granted -> {
+                      CompletableFuture<ModelInferResponse> f = infer(request, RequestTrace.NONE);
+                      running.set(f);
+                      return f;
+                    });
+            answer.whenComplete( // a cancelled stream withdraws the requests not yet run
+                (r, t) -> {
+                  CompletableFuture<?> f = running.get();
+                  if (answer.isCancelled() && f != null) {
+                    f.cancel(true);
+                  }
+                });
+            return new InferStream.Started(answer, release(admitted, bytes));
+          },
+          failure -> GrpcErrors.toStatus(failure, streamId, engine.redaction()).getDescription());
+    }
+
+    /** The bytes {@code request} holds while it is served: its message and decoded tensors. */
+    private static long inflightBytes(ModelInferRequest request) {
+      return 2L * request.getSerializedSize()
+          + GrpcTensors.stringOverhead(request)
+          + GrpcSharedMemory.inputBytes(request);
+    }
+
+    /** Returns {@code bytes} to the budget once {@code admitted} has granted them. */
+    private Runnable release(CompletableFuture<Void> admitted, long bytes) {
+      return () ->
+          admitted.whenComplete(
+              (granted, refused) -> {
+                if (refused == null) {
+                  engine.inflight().release(bytes);
+                }
+              });
+    }
+
+    /** Runs an admitted request and encodes its answer; cancelling the future withdraws it. */
+    private CompletableFuture<ModelInferResponse> infer(
+        ModelInferRequest request, RequestTrace span) {
       String name = request.getModelName();
       String version = version(request.getModelVersion());
-      RequestTrace span = GrpcSpans.current();
-      start(
-          out,
-          admitted,
-          () ->
-              admitted.whenComplete(
-                  (granted, refused) -> {
-                    if (refused == null) {
-                      inflight.release(bytes);
-                    }
-                  }),
-          () -> {
-            ModelTarget target = engine.resolveWithoutReading(name, version);
-            if (target == null) { // resolving reads the repository: not on this thread
-              return engine
-                  .workers()
-                  .call(() -> encode(engine.infer(name, version, decode(request, span)), span));
-            }
-            // decoded here and queued on the model's executor, or run here when it can run at once
-            // and its runs are quick
-            CompletableFuture<InferenceService.Result> started =
-                engine.infer(
-                    name,
-                    target,
-                    decode(request, span),
-                    System.nanoTime() + engine.workers().timeout().toNanos(),
-                    QUICK_RUN_NANOS);
-            CompletableFuture<ModelInferResponse> encoded =
-                span.recording()
-                    ? started.thenApply(result -> encode(result, span))
-                    : started.thenApply(GrpcTensors::encode);
-            encoded.whenComplete((r, t) -> started.cancel(false)); // withdraws a cancelled call
-            return engine.workers().withinTimeout(encoded);
-          });
+      ModelTarget target = engine.resolveWithoutReading(name, version);
+      if (target == null) { // resolving reads the repository: not on this thread
+        return engine
+            .workers()
+            .call(() -> encode(engine.infer(name, version, decode(request, span)), span));
+      }
+      // decoded here and queued on the model's executor, or run here when it can run at once and
+      // its runs are quick
+      CompletableFuture<InferenceService.Result> started =
+          engine.infer(
+              name,
+              target,
+              decode(request, span),
+              System.nanoTime() + engine.workers().timeout().toNanos(),
+              QUICK_RUN_NANOS);
+      CompletableFuture<ModelInferResponse> encoded = started.thenApply(r -> encode(r, span));
+      encoded.whenComplete((r, t) -> started.cancel(false)); // withdraws a cancelled call
+      return engine.workers().withinTimeout(encoded);
     }
 
     /** The request, traced in {@code span} when it records. */
-    private static InferRequest decode(ModelInferRequest request, RequestTrace span) {
-      InferRequest decoded = GrpcTensors.decode(request);
+    private InferRequest decode(ModelInferRequest request, RequestTrace span) {
+      InferRequest decoded = GrpcTensors.decode(request, shm.regions());
       return span.recording() ? decoded.traced(span) : decoded;
     }
 
-    /** The answer, its encoding recorded in {@code span}. */
-    private static ModelInferResponse encode(InferenceService.Result result, RequestTrace span) {
-      return span.measure("encode", () -> GrpcTensors.encode(result));
+    /** The answer, its encoding recorded in {@code span} when it records. */
+    private ModelInferResponse encode(InferenceService.Result result, RequestTrace span) {
+      return span.recording()
+          ? span.measure("encode", () -> GrpcTensors.encode(result, shm.regions()))
+          : GrpcTensors.encode(result, shm.regions());
+    }
+
+    @Override
+    public void systemSharedMemoryStatus(
+        SystemSharedMemoryStatusRequest request,
+        StreamObserver<SystemSharedMemoryStatusResponse> out) {
+      run(out, () -> shm.status(request.getName()));
+    }
+
+    @Override
+    public void systemSharedMemoryRegister(
+        SystemSharedMemoryRegisterRequest request,
+        StreamObserver<SystemSharedMemoryRegisterResponse> out) {
+      InetAddress peer = GrpcSharedMemory.peer(); // from the call's context, on its thread
+      run(
+          out,
+          () -> {
+            shm.register(request, peer);
+            return SystemSharedMemoryRegisterResponse.getDefaultInstance();
+          });
+    }
+
+    @Override
+    public void systemSharedMemoryUnregister(
+        SystemSharedMemoryUnregisterRequest request,
+        StreamObserver<SystemSharedMemoryUnregisterResponse> out) {
+      run(
+          out,
+          () -> {
+            shm.unregister(request.getName());
+            return SystemSharedMemoryUnregisterResponse.getDefaultInstance();
+          });
+    }
+
+    @Override
+    public void cudaSharedMemoryStatus(
+        CudaSharedMemoryStatusRequest request, StreamObserver<CudaSharedMemoryStatusResponse> out) {
+      answer(out, CudaSharedMemoryStatusResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void cudaSharedMemoryRegister(
+        CudaSharedMemoryRegisterRequest request,
+        StreamObserver<CudaSharedMemoryRegisterResponse> out) {
+      run(
+          out,
+          () -> {
+            throw SharedMemoryException.cudaUnsupported();
+          });
+    }
+
+    @Override
+    public void cudaSharedMemoryUnregister(
+        CudaSharedMemoryUnregisterRequest request,
+        StreamObserver<CudaSharedMemoryUnregisterResponse> out) {
+      answer(out, CudaSharedMemoryUnregisterResponse.getDefaultInstance()); // none registered
     }
 
     @Override

@@ -8,8 +8,12 @@ import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.errors.BadRequestException;
+import dev.modelkeeper.server.grpc.shm.GrpcSharedMemory;
 import dev.modelkeeper.server.request.InferRequest;
+import dev.modelkeeper.server.request.RequestTrace;
+import dev.modelkeeper.server.request.SharedMemoryRef;
 import dev.modelkeeper.server.request.TensorInputs;
+import dev.modelkeeper.server.shm.SharedMemoryRegions;
 import java.math.BigInteger;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -41,11 +45,20 @@ final class GrpcTensors {
 
   private GrpcTensors() {}
 
-  /** The request as the inference path takes it. */
-  static InferRequest decode(ModelInferRequest in) {
+  /**
+   * The request as the inference path takes it; inputs placed in shared memory are copied out of
+   * {@code regions}.
+   */
+  static InferRequest decode(ModelInferRequest in, SharedMemoryRegions regions) {
     Set<String> outputs = new HashSet<>(); // read first: a refused output costs no decoding
     Map<String, Integer> classifications = new HashMap<>();
+    Map<String, SharedMemoryRef> shared = new HashMap<>();
     for (ModelInferRequest.InferRequestedOutputTensor o : in.getOutputsList()) {
+      SharedMemoryRef ref =
+          GrpcSharedMemory.ref(o.getParametersMap(), "output '" + o.getName() + "'");
+      if (ref != null) {
+        shared.put(o.getName(), ref);
+      }
       InferParameter k = o.getParametersMap().get(TensorInputs.CLASSIFICATION);
       if (k != null) {
         String where = "output '" + o.getName() + "' parameters";
@@ -57,17 +70,23 @@ final class GrpcTensors {
       }
       outputs.add(o.getName());
     }
+    List<SharedMemoryRef> placed = new ArrayList<>(in.getInputsCount());
+    for (int i = 0; i < in.getInputsCount(); i++) {
+      ModelInferRequest.InferInputTensor t = in.getInputs(i);
+      placed.add(GrpcSharedMemory.ref(t.getParametersMap(), "input '" + t.getName() + "'"));
+    }
+    int notPlaced = (int) placed.stream().filter(r -> r == null).count();
     boolean raw = in.getRawInputContentsCount() > 0;
-    if (raw && in.getRawInputContentsCount() != in.getInputsCount()) {
+    if (raw && in.getRawInputContentsCount() != notPlaced) {
       throw new InvalidInputException(
           "the request has "
-              + in.getInputsCount()
-              + " inputs but "
+              + notPlaced
+              + " inputs outside shared memory but "
               + in.getRawInputContentsCount()
-              + " raw_input_contents; send one per input, in order");
+              + " raw_input_contents; send one per such input, in order");
     }
     Map<String, Tensor> inputs = new LinkedHashMap<>();
-    for (int i = 0; i < in.getInputsCount(); i++) {
+    for (int i = 0, r = 0; i < in.getInputsCount(); i++) {
       ModelInferRequest.InferInputTensor t = in.getInputs(i);
       String name = t.getName();
       if (name.isEmpty()) {
@@ -76,7 +95,9 @@ final class GrpcTensors {
       Datatype datatype = Datatype.parse(t.getDatatype());
       long[] shape = shape(name, t.getShapeList());
       Tensor tensor;
-      if (raw) {
+      if (placed.get(i) != null) {
+        tensor = regions.read(name, datatype, shape, placed.get(i));
+      } else if (raw) {
         if (t.hasContents()) {
           throw new InvalidInputException(
               "input '" + name + "' has typed contents in a request that uses raw_input_contents");
@@ -86,7 +107,7 @@ final class GrpcTensors {
                 name,
                 datatype,
                 shape,
-                in.getRawInputContents(i).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN));
+                in.getRawInputContents(r++).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN));
       } else {
         tensor = typed(name, datatype, shape, t.getContents());
       }
@@ -95,7 +116,8 @@ final class GrpcTensors {
       }
     }
     String id = in.getId().isEmpty() ? null : in.getId();
-    return new InferRequest(id, inputs, outputs, Map.of(), true, classifications);
+    return new InferRequest(
+        id, inputs, outputs, Map.of(), true, classifications, RequestTrace.NONE, shared);
   }
 
   /**
@@ -116,8 +138,10 @@ final class GrpcTensors {
     return elements * TensorInputs.STRING_OVERHEAD_BYTES;
   }
 
-  /** The response to {@code result}. */
-  static ModelInferResponse encode(InferenceService.Result result) {
+  /**
+   * The response to {@code result}, outputs placed in shared memory written into {@code regions}.
+   */
+  static ModelInferResponse encode(InferenceService.Result result, SharedMemoryRegions regions) {
     InferRequest request = result.request();
     ModelInferResponse.Builder out =
         ModelInferResponse.newBuilder()
@@ -132,9 +156,26 @@ final class GrpcTensors {
       for (long d : t.shape()) {
         o.addShape(d);
       }
+      SharedMemoryRef ref = request.sharedOutputs().get(t.name());
+      if (ref != null) { // its place in raw_output_contents kept, empty, as the client counts them
+        long written = regions.write(t, ref);
+        o.putParameters(SharedMemoryRef.REGION, text(ref.region()))
+            .putParameters(SharedMemoryRef.BYTE_SIZE, whole(written))
+            .putParameters(SharedMemoryRef.OFFSET, whole(ref.offset()));
+        out.addRawOutputContents(ByteString.EMPTY);
+        continue;
+      }
       out.addRawOutputContents(UnsafeByteOperations.unsafeWrap(t.datatype().toBinary(t.data())));
     }
     return out.build();
+  }
+
+  private static InferParameter text(String s) {
+    return InferParameter.newBuilder().setStringParam(s).build();
+  }
+
+  private static InferParameter whole(long n) {
+    return InferParameter.newBuilder().setInt64Param(n).build();
   }
 
   private static long[] shape(String name, List<Long> dims) {

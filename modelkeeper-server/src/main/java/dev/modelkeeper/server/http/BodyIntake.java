@@ -6,6 +6,7 @@ import dev.modelkeeper.server.admission.RequestBytes;
 import dev.modelkeeper.server.errors.BadRequestException;
 import dev.modelkeeper.server.errors.PayloadTooLargeException;
 import dev.modelkeeper.server.errors.UnavailableException;
+import dev.modelkeeper.server.http.compression.BodyInflation;
 import dev.modelkeeper.server.observability.RateLimitedLog;
 import dev.modelkeeper.server.observability.ServerMetrics;
 import java.lang.System.Logger.Level;
@@ -42,6 +43,9 @@ import org.eclipse.jetty.util.Callback;
  * when the client closed its connection (early EOF), with one rate-limited WARN line when the body
  * is malformed (bad chunked encoding). Only a complete body goes on to the routes, as a {@link
  * RequestBody} attribute (and as the request's content, for routes that read it).
+ *
+ * <p>A body in {@code Content-Encoding: gzip} or {@code deflate} is received so, then inflated step
+ * by step within the same limit and budget before it goes on ({@code BodyInflation}).
  *
  * <p>The request's bytes return to the budget once its response is done and every worker that holds
  * them let go ({@link RequestBytes}). Callbacks run on Jetty threads and on the timer.
@@ -89,23 +93,19 @@ public final class BodyIntake extends Handler.Wrapper {
     if (length <= 0 && !chunked) {
       return super.handle(request, response, callback);
     }
-    // every Content-Encoding header counts, not only the first
-    for (String encoding : request.getHeaders().getValuesList(HttpHeader.CONTENT_ENCODING)) {
-      if (!encoding.trim().equalsIgnoreCase("identity")) {
-        refuse(
-            request,
-            response,
-            callback,
-            new UnsupportedMediaTypeException(
-                "Content-Encoding '" + encoding + "' is not accepted; send the body uncompressed"));
-        return true;
-      }
+    String encoding; // every Content-Encoding header counts, not only the first
+    try {
+      encoding =
+          BodyInflation.encoding(request.getHeaders().getValuesList(HttpHeader.CONTENT_ENCODING));
+    } catch (UnsupportedMediaTypeException e) {
+      refuse(request, response, callback, e);
+      return true;
     }
     if (length > maxBodyBytes) {
       refuse(request, response, callback, tooLarge(length + " bytes"));
       return true;
     }
-    Exchange x = new Exchange(request, response, callback, length);
+    Exchange x = new Exchange(request, response, callback, length, encoding);
     live.add(x);
     x.start();
     return true;
@@ -144,16 +144,18 @@ public final class BodyIntake extends Handler.Wrapper {
     private final Callback callback;
     private final RequestBytes bytes = new RequestBytes(budget);
     private final RequestBody body;
+    private final String encoding; // gzip or deflate; null when the body is not compressed
     private final AtomicBoolean finished = new AtomicBoolean();
     private volatile ScheduledFuture<?> deadline;
     private long reserved;
     private Content.Chunk pending;
 
-    Exchange(Request request, Response response, Callback callback, long length) {
+    Exchange(Request request, Response response, Callback callback, long length, String encoding) {
       this.request = request;
       this.response = response;
       this.callback = callback;
-      this.body = new RequestBody(bytes, length, offHeap);
+      this.body = new RequestBody(bytes, length, encoding == null ? offHeap : null);
+      this.encoding = encoding;
     }
 
     void start() {
@@ -213,8 +215,11 @@ public final class BodyIntake extends Handler.Wrapper {
           body.append(data);
           boolean last = chunk.isLast();
           chunk.release();
-          if (last) {
-            forward();
+          if (last && encoding != null) { // inflated within the limit, then passed on
+            BodyInflation.inflate(encoding, body, maxBodyBytes, this::forward, this::finish);
+            return;
+          } else if (last) {
+            forward(body);
             return;
           }
         }
@@ -264,8 +269,8 @@ public final class BodyIntake extends Handler.Wrapper {
                   + " bytes received)"));
     }
 
-    /** Passes the complete request on to the routes. */
-    private void forward() {
+    /** Passes the complete request, with {@code body}, on to the routes. */
+    private void forward(RequestBody body) {
       if (!finished.compareAndSet(false, true)) {
         return;
       }

@@ -1,5 +1,6 @@
 package dev.modelkeeper.server.http;
 
+import dev.modelkeeper.server.http.compression.AnswerCompression;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -45,9 +46,15 @@ public record HttpResult(int status, String contentType, byte[] body, Map<String
     ctx.status(status);
     headers.forEach(ctx::header);
     ctx.contentType(contentType);
-    ctx.res().setContentLength(body.length);
+    String coding = AnswerCompression.choose(ctx.header("Accept-Encoding"), body.length);
+    byte[] sent = coding == null ? body : AnswerCompression.compress(body, coding);
+    if (coding != null) {
+      ctx.header("Content-Encoding", coding);
+      ctx.header("Vary", "Accept-Encoding");
+    }
+    ctx.res().setContentLength(sent.length);
     try {
-      ctx.outputStream().write(body);
+      ctx.outputStream().write(sent);
     } catch (IOException e) {
       LOG.log(
           Level.DEBUG,

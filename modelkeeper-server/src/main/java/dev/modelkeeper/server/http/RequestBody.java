@@ -116,7 +116,7 @@ public final class RequestBody {
   }
 
   /** The body as {@link ByteBuffer}s, in order, sharing this body's memory. */
-  List<ByteBuffer> buffers() {
+  public List<ByteBuffer> buffers() {
     if (direct != null) {
       List<ByteBuffer> out = new ArrayList<>(1);
       out.add(direct.asReadOnlyBuffer().flip());

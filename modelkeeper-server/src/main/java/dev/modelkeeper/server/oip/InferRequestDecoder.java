@@ -12,8 +12,12 @@ import dev.modelkeeper.server.errors.PayloadTooLargeException;
 import dev.modelkeeper.server.errors.UnavailableException;
 import dev.modelkeeper.server.http.Json;
 import dev.modelkeeper.server.http.RequestBody;
+import dev.modelkeeper.server.oip.shm.SharedMemoryParameters;
 import dev.modelkeeper.server.request.InferRequest;
+import dev.modelkeeper.server.request.RequestTrace;
+import dev.modelkeeper.server.request.SharedMemoryRef;
 import dev.modelkeeper.server.request.TensorInputs;
+import dev.modelkeeper.server.shm.SharedMemoryRegions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -49,9 +53,17 @@ public final class InferRequestDecoder {
   private static final int ABANDON_CHECK = 1 << 16;
 
   private final Json json;
+  private final SharedMemoryRegions regions;
 
+  /** A decoder for a server without shared memory: a region named by a request is unknown. */
   public InferRequestDecoder(Json json) {
+    this(json, new SharedMemoryRegions(0));
+  }
+
+  /** A decoder that reads inputs placed in shared memory from {@code regions}. */
+  public InferRequestDecoder(Json json, SharedMemoryRegions regions) {
     this.json = json;
+    this.regions = regions;
   }
 
   /** Decodes a request body of {@code bodyLength} bytes, reserving its tensors in {@code bytes}. */
@@ -92,6 +104,7 @@ public final class InferRequestDecoder {
       Set<String> outputs = Set.of();
       Map<String, Boolean> binaryOutputs = new HashMap<>();
       Map<String, Integer> classifications = new HashMap<>();
+      Map<String, SharedMemoryRef> sharedOutputs = new HashMap<>();
       boolean binaryByDefault = false;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
@@ -104,7 +117,7 @@ public final class InferRequestDecoder {
             inputs = readInputs(p, jsonLength, bytes);
             break;
           case "outputs":
-            outputs = readOutputs(p, binaryOutputs, classifications);
+            outputs = readOutputs(p, binaryOutputs, classifications, sharedOutputs);
             break;
           case "parameters":
             binaryByDefault = readFlag(p, "binary_data_output", "the request's 'parameters'");
@@ -122,7 +135,14 @@ public final class InferRequestDecoder {
       Map<String, Tensor> tensors =
           binaryInputs(inputs, body, headerLength < 0 ? -1 : bodyLength - headerLength, bytes);
       return new InferRequest(
-          id, tensors, outputs, binaryOutputs, binaryByDefault, classifications);
+          id,
+          tensors,
+          outputs,
+          binaryOutputs,
+          binaryByDefault,
+          classifications,
+          RequestTrace.NONE,
+          sharedOutputs);
     } catch (JsonProcessingException e) {
       throw new BadRequestException(Json.describe(e));
     } catch (IOException e) {
@@ -145,7 +165,7 @@ public final class InferRequestDecoder {
    * The inputs as tensors, those in binary form read from the rest of {@code body} ({@code
    * binaryLength} bytes, or -1 when the request has no binary part).
    */
-  private static Map<String, Tensor> binaryInputs(
+  private Map<String, Tensor> binaryInputs(
       List<Input> inputs, InputStream body, long binaryLength, RequestBytes bytes)
       throws IOException {
     Map<String, Tensor> tensors = new LinkedHashMap<>();
@@ -169,6 +189,10 @@ public final class InferRequestDecoder {
       Tensor t;
       if (in.tensor() != null) {
         t = in.tensor();
+      } else if (in.shared() != null) {
+        // not in the body, but held in memory all the same once copied out of the region
+        bytes.reserve(in.shared().byteSize() + stringOverhead(in, in.shared().byteSize()));
+        t = regions.read(in.name(), in.datatype(), in.shape(), in.shared());
       } else if (binary == null) {
         throw new BadRequestException(
             "input '"
@@ -178,13 +202,7 @@ public final class InferRequestDecoder {
                 + OipRoutes.HEADER_LENGTH
                 + " header)");
       } else {
-        if (in.datatype() == Datatype.BYTES) {
-          // a string per element beyond its bytes, counted before they exist; each element needs
-          // at least its 4-byte length, so the data bounds the count whatever the shape claims
-          bytes.reserve(
-              Math.min(TensorInputs.elementCount(in.name(), in.shape()), in.binarySize() / 4)
-                  * TensorInputs.STRING_OVERHEAD_BYTES);
-        }
+        bytes.reserve(stringOverhead(in, in.binarySize()));
         t = TensorInputs.read(in.name(), in.datatype(), in.shape(), binary, in.binarySize());
       }
       if (tensors.put(t.name(), t) != null) {
@@ -201,11 +219,23 @@ public final class InferRequestDecoder {
     return tensors;
   }
 
+  /**
+   * For a BYTES input of {@code size} bytes, a string per element beyond its bytes, counted before
+   * they exist; each element needs at least its 4-byte length, so the data bounds the count
+   * whatever the shape claims. 0 for other datatypes.
+   */
+  private static long stringOverhead(Input in, long size) {
+    return in.datatype() != Datatype.BYTES
+        ? 0
+        : Math.min(TensorInputs.elementCount(in.name(), in.shape()), size / 4)
+            * TensorInputs.STRING_OVERHEAD_BYTES;
+  }
+
   /** The binary bytes the BYTES inputs among {@code inputs} claim. */
   private static long binaryBytesElements(List<Input> inputs) {
     long n = 0;
     for (Input in : inputs) {
-      if (in.tensor() == null && in.datatype() == Datatype.BYTES) {
+      if (in.tensor() == null && in.shared() == null && in.datatype() == Datatype.BYTES) {
         n += in.binarySize();
       }
     }
@@ -220,9 +250,15 @@ public final class InferRequestDecoder {
    * @param shape its shape
    * @param tensor the tensor of JSON data, or null for binary data
    * @param binarySize the bytes of binary data, or -1
+   * @param shared where it lies in shared memory, or null
    */
   private record Input(
-      String name, Datatype datatype, long[] shape, Tensor tensor, long binarySize) {}
+      String name,
+      Datatype datatype,
+      long[] shape,
+      Tensor tensor,
+      long binarySize,
+      SharedMemoryRef shared) {}
 
   /** A boolean in a {@code parameters} object (the parser is at its start); false when absent. */
   private static boolean readFlag(JsonParser p, String key, String where) throws IOException {
@@ -249,7 +285,10 @@ public final class InferRequestDecoder {
   }
 
   private static Set<String> readOutputs(
-      JsonParser p, Map<String, Boolean> binaryOutputs, Map<String, Integer> classifications)
+      JsonParser p,
+      Map<String, Boolean> binaryOutputs,
+      Map<String, Integer> classifications,
+      Map<String, SharedMemoryRef> sharedOutputs)
       throws IOException {
     if (p.currentToken() == JsonToken.VALUE_NULL) {
       return Set.of();
@@ -263,6 +302,7 @@ public final class InferRequestDecoder {
       Boolean binary = null;
       int classes = 0;
       String where = "outputs[" + i + "].parameters";
+      SharedMemoryParameters shm = new SharedMemoryParameters();
       if (p.currentToken() == JsonToken.START_OBJECT) {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
           String field = p.currentName();
@@ -284,7 +324,7 @@ public final class InferRequestDecoder {
                       where + " 'classification' must be a whole number of classes");
                 }
                 classes = TensorInputs.classCount(p.getLongValue(), where);
-              } else {
+              } else if (!shm.read(key, p, where)) {
                 p.skipChildren();
               }
             }
@@ -302,6 +342,10 @@ public final class InferRequestDecoder {
       }
       if (classes > 0) {
         classifications.put(name, classes);
+      }
+      SharedMemoryRef ref = shm.ref("output '" + name + "'");
+      if (ref != null) {
+        sharedOutputs.put(name, ref);
       }
     }
     return names;
@@ -330,6 +374,7 @@ public final class InferRequestDecoder {
     long[] shape = null;
     Object data = null;
     long binarySize = -1;
+    SharedMemoryParameters shm = new SharedMemoryParameters();
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String field = p.currentName();
       JsonToken v = p.nextToken();
@@ -350,7 +395,7 @@ public final class InferRequestDecoder {
           shape = readShape(p, label(name, where));
           break;
         case "parameters":
-          binarySize = readParameters(p, label(name, where));
+          binarySize = readParameters(p, label(name, where), shm);
           break;
         case "data":
           if (v != JsonToken.START_ARRAY) {
@@ -377,26 +422,34 @@ public final class InferRequestDecoder {
     if (shape == null) {
       throw new BadRequestException("input '" + name + "' needs 'shape' as an array of integers");
     }
-    if (binarySize >= 0) {
-      if (data != null) {
+    SharedMemoryRef shared = shm.ref("input '" + name + "'");
+    if (binarySize >= 0 || shared != null) {
+      if (data != null || (binarySize >= 0 && shared != null)) {
         throw new BadRequestException(
-            "input '" + name + "' has both 'data' and a 'binary_data_size' parameter");
+            "input '"
+                + name
+                + "' has more than one of 'data', a 'binary_data_size' parameter and"
+                + " shared memory parameters");
       }
       TensorInputs.elementCount(name, shape);
-      return new Input(name, datatype, shape, null, binarySize);
+      return new Input(name, datatype, shape, null, binarySize, shared);
     }
     if (data == null) {
       throw new BadRequestException("input '" + name + "' needs 'data' as a JSON array");
     }
-    return new Input(name, datatype, shape, Tensor.of(name, datatype, shape, data), -1);
+    return new Input(name, datatype, shape, Tensor.of(name, datatype, shape, data), -1, null);
   }
 
   private static String label(String name, String where) {
     return name != null ? "input '" + name + "'" : where;
   }
 
-  /** The input's {@code binary_data_size} parameter, or -1 when absent; skips the others. */
-  private static long readParameters(JsonParser p, String label) throws IOException {
+  /**
+   * The input's {@code binary_data_size} parameter, or -1 when absent; shared memory ones go to
+   * {@code shm}; skips the others.
+   */
+  private static long readParameters(JsonParser p, String label, SharedMemoryParameters shm)
+      throws IOException {
     if (p.currentToken() != JsonToken.START_OBJECT) {
       p.skipChildren();
       return -1;
@@ -413,7 +466,7 @@ public final class InferRequestDecoder {
               label + " 'binary_data_size' must be a non-negative integer");
         }
         size = p.getLongValue();
-      } else {
+      } else if (!shm.read(field, p, label)) {
         p.skipChildren();
       }
     }

@@ -9,12 +9,15 @@ import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.http.HttpResult;
 import dev.modelkeeper.server.http.Json;
 import dev.modelkeeper.server.request.InferRequest;
+import dev.modelkeeper.server.request.SharedMemoryRef;
+import dev.modelkeeper.server.shm.SharedMemoryRegions;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 
 /**
@@ -24,14 +27,16 @@ import java.util.function.Predicate;
 final class InferResponses {
 
   private final Json json;
+  private final SharedMemoryRegions regions;
 
-  InferResponses(Json json) {
+  InferResponses(Json json, SharedMemoryRegions regions) {
     this.json = json;
+    this.regions = regions;
   }
 
   /** The inference response: model name and version, the echoed id, and the outputs in order. */
   byte[] inferResponse(String modelName, String version, String id, Map<String, Tensor> outputs) {
-    return json.stream(g -> writeHeader(g, modelName, version, id, outputs, t -> false));
+    return json.stream(g -> writeHeader(g, modelName, version, id, outputs, t -> false, Set.of()));
   }
 
   /**
@@ -42,9 +47,14 @@ final class InferResponses {
   HttpResult inferResponse(InferenceService.Result result) {
     InferRequest request = result.request();
     Map<String, Tensor> outputs = result.outcome().outputs();
+    Map<String, SharedMemoryRef> shared = request.sharedOutputs();
+    Predicate<Tensor> binary = t -> request.binaryOutput(t.name()) && !shared.containsKey(t.name());
     long binarySize = 0;
     for (Tensor t : outputs.values()) {
-      if (request.binaryOutput(t.name())) {
+      SharedMemoryRef ref = shared.get(t.name());
+      if (ref != null) {
+        regions.write(t, ref);
+      } else if (binary.test(t)) {
         binarySize += t.datatype().binarySize(t.data());
       }
     }
@@ -57,9 +67,9 @@ final class InferResponses {
                     result.outcome().version(),
                     request.id(),
                     outputs,
-                    t -> request.binaryOutput(t.name())));
-    if (binarySize == 0
-        && outputs.values().stream().noneMatch(t -> request.binaryOutput(t.name()))) {
+                    binary,
+                    shared.keySet()));
+    if (binarySize == 0 && outputs.values().stream().noneMatch(binary)) {
       return HttpResult.json(200, header);
     }
     if (header.length + binarySize > Integer.MAX_VALUE - 8) {
@@ -69,7 +79,7 @@ final class InferResponses {
     ByteBuffer out = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
     out.position(header.length);
     for (Tensor t : outputs.values()) {
-      if (request.binaryOutput(t.name())) {
+      if (binary.test(t)) {
         t.datatype().toBinary(t.data(), out);
       }
     }
@@ -86,7 +96,8 @@ final class InferResponses {
       String version,
       String id,
       Map<String, Tensor> outputs,
-      Predicate<Tensor> binary)
+      Predicate<Tensor> binary,
+      Set<String> shared)
       throws IOException {
     g.writeStartObject();
     g.writeStringField("model_name", modelName);
@@ -96,13 +107,18 @@ final class InferResponses {
     }
     g.writeArrayFieldStart("outputs");
     for (Tensor t : outputs.values()) {
-      writeTensor(g, t, binary.test(t));
+      writeTensor(g, t, binary.test(t), shared.contains(t.name()));
     }
     g.writeEndArray();
     g.writeEndObject();
   }
 
-  private static void writeTensor(JsonGenerator g, Tensor t, boolean binary) throws IOException {
+  /**
+   * One output: its data, or its binary data's size, or nothing more for an output written into
+   * shared memory (as Triton answers it: clients read it from their region).
+   */
+  private static void writeTensor(JsonGenerator g, Tensor t, boolean binary, boolean shared)
+      throws IOException {
     g.writeStartObject();
     g.writeStringField("name", t.name());
     g.writeStringField("datatype", t.datatype().oipName());
@@ -111,7 +127,9 @@ final class InferResponses {
       g.writeNumber(d);
     }
     g.writeEndArray();
-    if (binary) {
+    if (shared) {
+      // written into its region already
+    } else if (binary) {
       g.writeObjectFieldStart("parameters");
       g.writeNumberField("binary_data_size", t.datatype().binarySize(t.data()));
       g.writeEndObject();

@@ -14,6 +14,7 @@ import dev.modelkeeper.server.http.Routes;
 import dev.modelkeeper.server.request.InferRequest;
 import dev.modelkeeper.server.request.ModelTarget;
 import dev.modelkeeper.server.request.RequestTrace;
+import dev.modelkeeper.server.shm.SharedMemoryRegions;
 import io.javalin.http.Context;
 import java.util.concurrent.CompletableFuture;
 
@@ -35,10 +36,15 @@ public final class OipRoutes {
   private final Json json;
   private final RequestRunner runner;
 
-  public OipRoutes(Engine engine, InferRequestDecoder decoder, Json json, RequestRunner runner) {
+  public OipRoutes(
+      Engine engine,
+      InferRequestDecoder decoder,
+      Json json,
+      RequestRunner runner,
+      SharedMemoryRegions regions) {
     this.engine = engine;
     this.decoder = decoder;
-    this.responses = new InferResponses(json);
+    this.responses = new InferResponses(json, regions);
     this.json = json;
     this.runner = runner;
   }

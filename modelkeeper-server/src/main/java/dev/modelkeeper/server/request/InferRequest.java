@@ -21,6 +21,8 @@ import java.util.Set;
  *     {@code classification} parameter), how many of its top classes to answer
  * @param trace the request's trace, where the engine records its steps ({@link RequestTrace#NONE}
  *     when it is not traced)
+ * @param sharedOutputs per requested output that the shared memory extension places in a registered
+ *     region, where it is to be written; such outputs carry no data in the answer
  */
 public record InferRequest(
     String id,
@@ -29,10 +31,12 @@ public record InferRequest(
     Map<String, Boolean> binaryOutputs,
     boolean binaryByDefault,
     Map<String, Integer> classifications,
-    RequestTrace trace) {
+    RequestTrace trace,
+    Map<String, SharedMemoryRef> sharedOutputs) {
 
   public InferRequest {
     trace = trace == null ? RequestTrace.NONE : trace;
+    sharedOutputs = Map.copyOf(sharedOutputs);
     inputs = Collections.unmodifiableMap(new LinkedHashMap<>(inputs));
     outputs = Set.copyOf(outputs);
     binaryOutputs = Map.copyOf(binaryOutputs);
@@ -50,10 +54,28 @@ public record InferRequest(
     this(id, inputs, outputs, binaryOutputs, binaryByDefault, classifications, RequestTrace.NONE);
   }
 
+  /** A request with no output in shared memory. */
+  public InferRequest(
+      String id,
+      Map<String, Tensor> inputs,
+      Set<String> outputs,
+      Map<String, Boolean> binaryOutputs,
+      boolean binaryByDefault,
+      Map<String, Integer> classifications,
+      RequestTrace trace) {
+    this(id, inputs, outputs, binaryOutputs, binaryByDefault, classifications, trace, Map.of());
+  }
+
   /** This request, traced in {@code trace}. */
   public InferRequest traced(RequestTrace trace) {
     return new InferRequest(
-        id, inputs, outputs, binaryOutputs, binaryByDefault, classifications, trace);
+        id, inputs, outputs, binaryOutputs, binaryByDefault, classifications, trace, sharedOutputs);
+  }
+
+  /** This request, with {@code sharedOutputs} written into shared memory. */
+  public InferRequest withSharedOutputs(Map<String, SharedMemoryRef> sharedOutputs) {
+    return new InferRequest(
+        id, inputs, outputs, binaryOutputs, binaryByDefault, classifications, trace, sharedOutputs);
   }
 
   /** A request that asks for no classification. */

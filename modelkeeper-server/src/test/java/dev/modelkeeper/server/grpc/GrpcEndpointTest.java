@@ -354,18 +354,6 @@ class GrpcEndpointTest {
   }
 
   @Test
-  void compressedMessage_isUnimplemented_asREST_refusesCompressedBodies() {
-    assertThat(
-            code(
-                () ->
-                    grpc.withCompression("gzip")
-                        .modelInfer(iris(1, floats(5.1f, 3.5f, 1.4f, 0.2f)).build())))
-        .isEqualTo(Status.Code.UNIMPLEMENTED);
-    assertThat(grpc.modelInfer(iris(1, floats(5.1f, 3.5f, 1.4f, 0.2f)).build()).getOutputsCount())
-        .isEqualTo(2);
-  }
-
-  @Test
   void messageOverTheSizeLimit_isResourceExhausted() {
     ByteString big = ByteString.copyFrom(new byte[(1 << 20) + 16]);
     assertThat(code(() -> grpc.modelInfer(iris(65537, big).build())))

@@ -12,6 +12,7 @@ import dev.modelkeeper.server.errors.BadRequestException;
 import dev.modelkeeper.server.errors.PayloadTooLargeException;
 import dev.modelkeeper.server.http.Json;
 import dev.modelkeeper.server.request.InferRequest;
+import dev.modelkeeper.server.shm.SharedMemoryRegions;
 import java.io.ByteArrayInputStream;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -217,7 +218,8 @@ class InferRequestDecoderTest {
             "y", Tensor.ofFloats("y", new long[] {3}, Float.NaN, Float.POSITIVE_INFINITY, -1f / 0));
     String out =
         new String(
-            new InferResponses(json).inferResponse("m", "1", null, outputs),
+            new InferResponses(json, new SharedMemoryRegions(0))
+                .inferResponse("m", "1", null, outputs),
             StandardCharsets.UTF_8);
     assertThat(out).contains("\"data\":[\"NaN\",\"Infinity\",\"-Infinity\"]");
   }
@@ -241,7 +243,8 @@ class InferRequestDecoderTest {
     outputs.put("l", Tensor.ofLongs("l", new long[] {1, 1}, -7));
     String out =
         new String(
-            new InferResponses(json).inferResponse("m", "3", null, outputs),
+            new InferResponses(json, new SharedMemoryRegions(0))
+                .inferResponse("m", "3", null, outputs),
             StandardCharsets.UTF_8);
     assertThat(out)
         .isEqualTo(
