@@ -39,7 +39,14 @@ class ArchitectureTest {
 
   private static final List<String> TRANSPORTS =
       List.of(
-          "oip", "management", "repository", "grpc", "status", "docs", "modelstats", "metrics",
+          "oip",
+          "management",
+          "repository",
+          "grpc",
+          "status",
+          "docs",
+          "modelstats",
+          "metrics",
           "sharedmemory");
 
   private static JavaClasses classes;

@@ -20,7 +20,7 @@ import java.nio.ByteBuffer;
  * ({@link GrpcArrivals#holdUntilClosed}). Smaller messages, and messages outside a call of this
  * server's transport, are parsed on the heap as before. Thread-safe.
  */
-final class OffHeapInferRequests
+public final class OffHeapInferRequests
     implements MethodDescriptor.ReflectableMarshaller<ModelInferRequest> {
 
   private static final int COPY_CHUNK = 16 * 1024;
@@ -28,7 +28,7 @@ final class OffHeapInferRequests
   private final MethodDescriptor.Marshaller<ModelInferRequest> onHeap;
   private final DirectBuffers offHeap;
 
-  OffHeapInferRequests(
+  public OffHeapInferRequests(
       MethodDescriptor.Marshaller<ModelInferRequest> onHeap, DirectBuffers offHeap) {
     this.onHeap = onHeap;
     this.offHeap = offHeap;
