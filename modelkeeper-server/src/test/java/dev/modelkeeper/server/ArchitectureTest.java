@@ -90,6 +90,8 @@ class ArchitectureTest {
         .definedBy(room("memory"))
         .layer("engine")
         .definedBy(room("engine"))
+        .layer("control")
+        .definedBy(room("control"))
         .layer("observability")
         .definedBy(room("observability"))
         .layer("http")
@@ -114,6 +116,8 @@ class ArchitectureTest {
         .mayOnlyAccessLayers("errors", "config")
         .whereLayer("engine")
         .mayOnlyAccessLayers("errors", "request", "config", "admission", "execution", "memory")
+        .whereLayer("control")
+        .mayOnlyAccessLayers("errors", "request", "engine")
         .whereLayer("observability")
         .mayOnlyAccessLayers(
             "errors", "request", "config", "admission", "execution", "memory", "engine")
@@ -128,6 +132,7 @@ class ArchitectureTest {
             "admission",
             "execution",
             "engine",
+            "control",
             "observability",
             "http")
         .check(classes);
@@ -165,6 +170,7 @@ class ArchitectureTest {
             room("execution"),
             room("memory"),
             room("engine"),
+            room("control"),
             room("observability"),
             room("grpc"))
         .should()
@@ -201,6 +207,7 @@ class ArchitectureTest {
             room("execution"),
             room("memory"),
             room("engine"),
+            room("control"),
             room("observability"))
         .should()
         .dependOnClassesThat()

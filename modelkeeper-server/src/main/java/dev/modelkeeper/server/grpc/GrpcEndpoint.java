@@ -7,10 +7,12 @@ import dev.modelkeeper.server.admission.DirectBuffers;
 import dev.modelkeeper.server.admission.InflightBytes;
 import dev.modelkeeper.server.auth.BearerAuth;
 import dev.modelkeeper.server.auth.UnauthorizedException;
+import dev.modelkeeper.server.control.ModelControl;
 import dev.modelkeeper.server.engine.Engine;
 import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.engine.ServerState;
 import dev.modelkeeper.server.engine.ServerVersion;
+import dev.modelkeeper.server.errors.BadRequestException;
 import dev.modelkeeper.server.errors.PathRedaction;
 import dev.modelkeeper.server.request.InferRequest;
 import dev.modelkeeper.server.request.ModelTarget;
@@ -52,7 +54,9 @@ import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -391,10 +395,12 @@ public final class GrpcEndpoint {
   public static final class Service extends GRPCInferenceServiceGrpc.GRPCInferenceServiceImplBase {
 
     private final Engine engine;
+    private final ModelControl control;
     private final RequestIds requestIds;
 
-    public Service(Engine engine, RequestIds requestIds) {
+    public Service(Engine engine, ModelControl control, RequestIds requestIds) {
       this.engine = engine;
+      this.control = control;
       this.requestIds = requestIds;
     }
 
@@ -558,7 +564,9 @@ public final class GrpcEndpoint {
       run(
           out,
           () -> {
-            engine.load(request.getModelName());
+            Map<String, Object> parameters = new LinkedHashMap<>();
+            request.getParametersMap().forEach((k, v) -> parameters.put(k, GrpcTensors.value(v)));
+            control.load(request.getModelName(), ModelControl.Load.of(parameters));
             return RepositoryModelLoadResponse.getDefaultInstance();
           });
     }
@@ -569,7 +577,22 @@ public final class GrpcEndpoint {
       run(
           out,
           () -> {
-            engine.unload(request.getModelName());
+            boolean dependents = false;
+            for (Map.Entry<String, ModelRepositoryParameter> p :
+                request.getParametersMap().entrySet()) {
+              if (!p.getKey().equals(ModelControl.UNLOAD_DEPENDENTS)
+                  || p.getValue().getParameterChoiceCase()
+                      != ModelRepositoryParameter.ParameterChoiceCase.BOOL_PARAM) {
+                throw new BadRequestException(
+                    "an unload takes one parameter, '"
+                        + ModelControl.UNLOAD_DEPENDENTS
+                        + "' (bool_param); not '"
+                        + p.getKey()
+                        + "'");
+              }
+              dependents = p.getValue().getBoolParam();
+            }
+            control.unload(request.getModelName(), dependents);
             return RepositoryModelUnloadResponse.getDefaultInstance();
           });
     }
