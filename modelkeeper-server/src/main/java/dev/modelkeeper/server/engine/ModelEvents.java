@@ -69,7 +69,6 @@ public final class ModelEvents implements LifecycleListener {
 
   /** Marks {@code modelId} unloaded on request: not ready until it loads again. */
   void unloaded(String modelId) {
-    reasons.putIfAbsent(modelId, "unloaded");
     held.add(modelId);
   }
 
@@ -80,7 +79,8 @@ public final class ModelEvents implements LifecycleListener {
    */
   String refusal(String modelId) {
     if (held.contains(modelId)) {
-      return reason(modelId);
+      String reason = reasons.get(modelId);
+      return reason != null ? redaction.apply(reason) : "unloaded";
     }
     String problem = configProblem(modelId);
     return problem == null ? null : redaction.apply(problem);
