@@ -541,11 +541,11 @@ public final class ModelKeeperServer implements AutoCloseable {
                 if (state.phase() == ServerState.Phase.STOPPING) {
                   return;
                 }
-                if (all && !fits(t)) {
-                  left.add(t.key());
-                  continue;
-                }
                 try {
+                  if (all && !fits(t)) {
+                    left.add(t.key());
+                    continue;
+                  }
                   manager.addModel(t.modelId(), null, t.alias());
                   if (all && !manager.pinned().contains(t.key())) {
                     manager.pin(t.key());
