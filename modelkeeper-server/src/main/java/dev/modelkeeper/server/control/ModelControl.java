@@ -1,5 +1,6 @@
 package dev.modelkeeper.server.control;
 
+import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.OverridingRepository;
 import dev.modelkeeper.server.engine.Engine;
 import dev.modelkeeper.server.errors.BadRequestException;
@@ -124,6 +125,9 @@ public final class ModelControl {
     boolean overriding = load.config() != null || !load.files().isEmpty();
     if (!overriding && overrides.current(name) == null) {
       return engine.load(name);
+    }
+    if (load.files().isEmpty()) { // a name the repository has, before a lock is kept for it
+      overrides.locate(new ModelId(name, null));
     }
     synchronized (locks.computeIfAbsent(name, n -> new Object())) {
       OverridingRepository.Given next = null;

@@ -96,8 +96,12 @@ public final class RepositoryRoutes {
                   throw new BadRequestException(
                       "load parameter '" + key + "' must be the file's bytes in base64", e);
                 }
-              } else {
+              } else if (v.isTextual() || v.isObject()) { // a config given as an object: its JSON
                 parameters.put(key, v.isTextual() ? v.textValue() : v.toString());
+              } else if (v.isBoolean()) {
+                parameters.put(key, v.booleanValue());
+              } else {
+                parameters.put(key, v.isIntegralNumber() ? (Object) v.longValue() : v.toString());
               }
             });
     ModelControl.Load load = ModelControl.Load.of(parameters);
