@@ -119,6 +119,17 @@ class RepositoryApiTest {
   }
 
   @Test
+  void modelReady_afterAnUnloadOfTheName_isFalseForEveryVersion_untilTheNameLoadsAgain() {
+    assertThat(http.post("/v2/repository/models/alpha/unload", "").status()).isEqualTo(200);
+    assertThat(http.get("/v2/models/alpha/versions/1/ready").status()).isEqualTo(400);
+    assertThat(http.get("/v2/models/alpha/versions/2/ready").status()).isEqualTo(400);
+    assertThat(http.post("/v2/repository/models/alpha/load", "").status()).isEqualTo(200);
+    assertThat(http.get("/v2/models/alpha/versions/2/ready").status()).isEqualTo(200);
+    assertThat(http.get("/v2/models/alpha/versions/1/ready").status()).isEqualTo(200);
+    assertThat(models.constructions("alpha/1")).isZero(); // ready again, loaded on demand
+  }
+
+  @Test
   void load_onReadyModel_isNoOp() {
     assertThat(http.post("/v2/repository/models/beta/load", "").status()).isEqualTo(200);
     assertThat(http.post("/v2/repository/models/beta/load", "").status()).isEqualTo(200);

@@ -349,6 +349,9 @@ public final class Engine {
   public ModelTarget load(String name) {
     ModelTarget t = resolver.resolve(name, null);
     manager.addModel(t.modelId(), null, t.alias());
+    if (t.alias() == null) { // the other versions of the name load on demand: ready again too
+      resolver.versions(name).forEach(v -> events.released(name + "/" + v));
+    }
     return t;
   }
 

@@ -29,8 +29,11 @@ public final class ModelEvents implements LifecycleListener {
 
   private final Map<String, String> reasons = new ConcurrentHashMap<>();
 
-  /** The identifiers whose last load failed or that were unloaded on request (not evicted). */
-  private final Set<String> held = ConcurrentHashMap.newKeySet();
+  /** The identifiers whose last load failed. */
+  private final Set<String> failed = ConcurrentHashMap.newKeySet();
+
+  /** The identifiers unloaded on request (not evicted) and not loaded since. */
+  private final Set<String> unloaded = ConcurrentHashMap.newKeySet();
 
   private final ModelRepository repository;
   private final Map<String, ModelMetadata> metadata = new ConcurrentHashMap<>();
@@ -52,7 +55,8 @@ public final class ModelEvents implements LifecycleListener {
   @Override
   public void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {
     reasons.remove(modelId);
-    held.remove(modelId);
+    failed.remove(modelId);
+    unloaded.remove(modelId);
     if (model instanceof InferenceModel) {
       InferenceModel m = (InferenceModel) model;
       metadata.put(modelId, m.metadata());
@@ -64,12 +68,20 @@ public final class ModelEvents implements LifecycleListener {
   public void loadFailed(String modelId, Throwable cause) {
     String reason = "load failed: " + cause.getMessage();
     reasons.put(modelId, reason);
-    held.add(modelId);
+    failed.add(modelId);
+  }
+
+  /**
+   * Ends what an unload on request held of {@code modelId} (a load of its name was requested); a
+   * failed load still holds it.
+   */
+  void released(String modelId) {
+    unloaded.remove(modelId);
   }
 
   /** Marks {@code modelId} unloaded on request: not ready until it loads again. */
   void unloaded(String modelId) {
-    held.add(modelId);
+    unloaded.add(modelId);
   }
 
   /**
@@ -78,7 +90,7 @@ public final class ModelEvents implements LifecycleListener {
    * when it will load on its next request (never loaded, or evicted).
    */
   String refusal(String modelId) {
-    if (held.contains(modelId)) {
+    if (failed.contains(modelId) || unloaded.contains(modelId)) {
       String reason = reasons.get(modelId);
       return reason != null ? redaction.apply(reason) : "unloaded";
     }
@@ -89,7 +101,7 @@ public final class ModelEvents implements LifecycleListener {
   @Override
   public void removed(String modelId, Model model, RemovalCause cause) {
     if (!cause.isEviction()) { // unloaded on request: not ready until loaded again, as in Triton
-      held.add(modelId);
+      unloaded.add(modelId);
     }
     reasons.put(
         modelId,
@@ -145,7 +157,8 @@ public final class ModelEvents implements LifecycleListener {
   /** Forgets what was known about {@code modelId} (an alias that now names nothing). */
   void forget(String modelId) {
     reasons.remove(modelId);
-    held.remove(modelId);
+    failed.remove(modelId);
+    unloaded.remove(modelId);
     metadata.remove(modelId);
     classes.remove(modelId);
   }
