@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A three-replica ModelKeeper cluster on this machine: HAProxy (deploy/haproxy/haproxy.cfg) on
 # 127.0.0.1:8000 routing by model to replicas on 127.0.0.1:8101, 8102 and 8103, which serve the
-# bundled demo repository and share one artifact cache. Ctrl+C stops all of them.
+# bundled demo repository and share one artifact cache (gRPC on 8201-8203, Triton's metrics on
+# 8301-8303). Ctrl+C stops all of them.
 #
 # Usage: scripts/cluster-demo.sh [more `modelkeeper serve` flags, e.g. --max-models 2]
 # Needs the packaged jar (./mvnw -B -q -pl modelkeeper-cli -am package -DskipTests) and haproxy
@@ -55,7 +56,7 @@ trap stop_all EXIT
 "$haproxy" -c -q -f "$config"
 for i in 1 2 3; do
   java -jar "$jar" serve --host 127.0.0.1 --port "${ports[i-1]}" --grpc-port "$((ports[i-1] + 100))" \
-    --cache-dir "$cache" "$@" \
+    --metrics-port "$((ports[i-1] + 200))" --cache-dir "$cache" "$@" \
     >"$logs/r$i.log" 2>&1 &
   pids+=($!)
 done

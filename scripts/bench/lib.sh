@@ -10,6 +10,7 @@ MK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 GHZ_VERSION=v0.121.0
 GHZ=$MK_CACHE/ghz-$GHZ_VERSION/ghz
 TRITONCLIENT_VERSION=2.51.0
+CUDA_RUNTIME_VERSION=12.9.79
 PA_VENV=$MK_CACHE/perf-analyzer-venv-$TRITONCLIENT_VERSION
 MATPLOTLIB_VERSION=3.9.2
 PLOT_VENV=$MK_CACHE/plot-venv-matplotlib-$MATPLOTLIB_VERSION
@@ -50,7 +51,7 @@ need_perf_analyzer() {
   if [ ! -x "$PA_VENV/bin/perf_analyzer" ]; then
     log "installing perf_analyzer (tritonclient==$TRITONCLIENT_VERSION) into $PA_VENV"
     python3 -m venv "$PA_VENV" >&2 &&
-      "$PA_VENV/bin/pip" install -q "tritonclient==$TRITONCLIENT_VERSION" nvidia-cuda-runtime-cu12 >&2 ||
+      "$PA_VENV/bin/pip" install -q "tritonclient==$TRITONCLIENT_VERSION" "nvidia-cuda-runtime-cu12==$CUDA_RUNTIME_VERSION" >&2 ||
       die "could not install tritonclient==$TRITONCLIENT_VERSION into $PA_VENV"
   fi
   local cudart
@@ -96,7 +97,8 @@ start_jar() {
   port=$(free_port)
   grpc=$(free_port)
   mkdir -p "$logs"
-  java "-Xmx${HEAP:-1g}" -jar "$jar" serve --host 127.0.0.1 --port "$port" --grpc-port "$grpc" "$@" \
+  # Triton's metrics port on a free port: a variable, which jars without that flag ignore
+  MODELKEEPER_METRICS_PORT=0 java "-Xmx${HEAP:-1g}" -jar "$jar" serve --host 127.0.0.1 --port "$port" --grpc-port "$grpc" "$@" \
     >"$logs/$name.out" 2>"$logs/$name.err" &
   pid=$!
   for ((t = 0; t < 240; t++)); do

@@ -54,8 +54,10 @@ class Server:
         self.command = ["java", f"-Xmx{heap}", "-jar", jar, "serve", "--host", "127.0.0.1",
                         "--port", port, "--grpc-port", "-1", "--repository", repository,
                         "--cache-dir", os.path.join(logs, "cache")] + flags
+        # Triton's metrics port off: a variable, which jars without that flag ignore
+        env = dict(os.environ, MODELKEEPER_METRICS_PORT="-1")
         self.process = subprocess.Popen(self.command, stdout=open(self.out, "w"),
-                                        stderr=subprocess.STDOUT)
+                                        stderr=subprocess.STDOUT, env=env)
         self.url = f"http://127.0.0.1:{port}"
         for _ in range(480):
             if self.process.poll() is not None:

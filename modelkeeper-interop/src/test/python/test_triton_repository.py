@@ -5,6 +5,7 @@ addresses, MK_TOKEN its bearer token for the repository methods.
 """
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -332,3 +333,78 @@ def test_load_with_a_file_override_serves_the_files_sent(client):
         name, headers=AUTH if module is httpclient else GAUTH, unload_dependents=True
     )
     assert not c.is_model_ready(name)
+
+
+def statistics(client, name, version=""):
+    """The model's statistics of version 1 as one dict of ints, the same over HTTP and gRPC."""
+    module, c = client
+    if module is httpclient:
+        answer = c.get_inference_statistics(name, version)
+    else:  # protobuf's JSON: 64-bit integers as strings, zeros left out
+        answer = c.get_inference_statistics(name, version, as_json=True)
+    (s,) = [m for m in answer["model_stats"] if m["name"] == name and m["version"] == "1"]
+    out = {k: int(s.get(k, 0)) for k in ("last_inference", "inference_count", "execution_count")}
+    for k in ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output"):
+        d = s.get("inference_stats", {}).get(k, {})
+        out[k] = (int(d.get("count", 0)), int(d.get("ns", 0)))
+    out["batches"] = {
+        int(b["batch_size"]): int(b.get("compute_infer", {}).get("count", 0))
+        for b in s.get("batch_stats", [])
+    }
+    return out
+
+
+def test_statistics_count_known_requests_exactly(client):
+    module, c = client
+    before = statistics(client, "addsub")
+    rows = [1, 1, 2, 4, 1]  # one after another: each request runs alone, a batch of its rows
+    for n in rows:
+        a = np.tile(A, (n, 1))
+        c.infer("addsub", inputs(module, {"INPUT0": a, "INPUT1": a}, "INT32"))
+    after = statistics(client, "addsub")
+
+    def grew(key):
+        return after[key][0] - before[key][0], after[key][1] - before[key][1]
+
+    assert after["inference_count"] - before["inference_count"] == sum(rows)
+    assert after["execution_count"] - before["execution_count"] == len(rows)
+    requests, total_ns = grew("success")
+    assert requests == len(rows) and total_ns > 0
+    assert grew("fail") == (0, 0)
+    parts = 0
+    for key in ("queue", "compute_input", "compute_infer", "compute_output"):
+        count, ns = grew(key)
+        assert count == len(rows), key
+        assert ns > 0, key
+        parts += ns
+    assert parts <= total_ns  # queueing and the run's phases lie within each request's time
+    for size, runs in {1: 3, 2: 1, 4: 1}.items():
+        assert after["batches"].get(size, 0) - before["batches"].get(size, 0) == runs, size
+    assert after["last_inference"] >= before["last_inference"]
+    assert abs(after["last_inference"] / 1000 - time.time()) < 60
+
+
+def test_statistics_of_every_model_and_of_one_version(client):
+    module, c = client
+    c.infer("addsub", inputs(module, {"INPUT0": A, "INPUT1": B}, "INT32"))
+    if module is httpclient:
+        everything = c.get_inference_statistics()
+    else:
+        everything = c.get_inference_statistics(as_json=True)
+    assert ("addsub", "1") in {(m["name"], m["version"]) for m in everything["model_stats"]}
+    assert statistics(client, "addsub", "1")["execution_count"] > 0
+
+
+def test_statistics_of_an_unknown_model_say_so_in_tritons_words(client):
+    module, c = client
+    with pytest.raises(InferenceServerException) as e:
+        c.get_inference_statistics("no_such_model")
+    assert "Request for unknown model" in str(e.value)
+    assert "no_such_model" in str(e.value)
+
+
+def test_server_metadata_lists_statistics(client):
+    module, c = client
+    md = c.get_server_metadata()
+    extensions = md["extensions"] if module is httpclient else md.extensions
+    assert "statistics" in extensions

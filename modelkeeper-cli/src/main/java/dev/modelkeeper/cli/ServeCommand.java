@@ -234,6 +234,14 @@ final class ServeCommand implements Callable<Integer> {
     if (server.grpcPort() != ServerConfig.GRPC_OFF) {
       out.println("  gRPC:        " + grpcAddress(server));
     }
+    if (server.metricsPort() != ServerConfig.METRICS_OFF) {
+      String url = server.url();
+      out.println(
+          "  metrics:     "
+              + url.substring(0, url.lastIndexOf(':') + 1)
+              + server.metricsPort()
+              + "/metrics");
+    }
     out.println("  repository:  " + repositoryLabel);
     MemoryGuard memory = server.memory();
     out.println(

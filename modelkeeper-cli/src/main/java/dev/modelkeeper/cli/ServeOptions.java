@@ -45,6 +45,14 @@ final class ServeOptions {
     int grpcPort = Network.DEFAULTS.grpcPort();
 
     @Option(
+        names = "--metrics-port",
+        paramLabel = "PORT",
+        description =
+            "Port of /metrics in Prometheus text, Triton's nv_* metrics with ModelKeeper's own;"
+                + " 0 picks any free port, -1 turns it off (default: ${DEFAULT-VALUE}).")
+    int metricsPort = Network.DEFAULTS.metricsPort();
+
+    @Option(
         names = "--max-connections",
         paramLabel = "N",
         description =
@@ -53,7 +61,7 @@ final class ServeOptions {
     int maxConnections = Network.DEFAULTS.maxConnections();
 
     Network value() {
-      return new Network(host.trim(), port, grpcPort, maxConnections);
+      return new Network(host.trim(), port, grpcPort, metricsPort, maxConnections);
     }
   }
 

@@ -116,6 +116,8 @@ class DefaultsTest {
                     "0",
                     "--grpc-port",
                     "0",
+                    "--metrics-port",
+                    "0",
                     "--host",
                     "127.0.0.1")
                 .subcommand()
@@ -139,7 +141,15 @@ class DefaultsTest {
       throws Exception {
     for (RecordComponent component : cli.getClass().getRecordComponents()) {
       String name = component.getName();
-      if (Set.of("host", "port", "grpcPort", "repository", "registry", "memoryCostsFile", "tracer")
+      if (Set.of(
+              "host",
+              "port",
+              "grpcPort",
+              "metricsPort",
+              "repository",
+              "registry",
+              "memoryCostsFile",
+              "tracer")
           .contains(name)) {
         continue;
       }

@@ -81,6 +81,8 @@ class RemoteRepositoryServeTest {
                     "0",
                     "--grpc-port",
                     "-1",
+                    "--metrics-port",
+                    "-1",
                     "--repository",
                     url,
                     "--cache-dir",

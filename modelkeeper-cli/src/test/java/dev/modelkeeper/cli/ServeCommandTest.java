@@ -51,6 +51,9 @@ class ServeCommandTest {
     if (!List.of(more).contains("--grpc-port")) {
       all.addAll(List.of("--grpc-port", "0"));
     }
+    if (!List.of(more).contains("--metrics-port")) {
+      all.addAll(List.of("--metrics-port", "0"));
+    }
     all.addAll(List.of(more));
     return all.toArray(new String[0]);
   }

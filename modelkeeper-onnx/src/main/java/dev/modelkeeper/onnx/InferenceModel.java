@@ -30,6 +30,15 @@ public interface InferenceModel extends Model {
   Map<String, Tensor> infer(Map<String, Tensor> inputs, Set<String> requestedOutputs);
 
   /**
+   * As {@link #infer(Map, Set)}, noting in {@code phases} when the inputs were ready for the
+   * runtime and when its run ended; the default notes nothing.
+   */
+  default Map<String, Tensor> infer(
+      Map<String, Tensor> inputs, Set<String> requestedOutputs, RunPhases phases) {
+    return infer(inputs, requestedOutputs);
+  }
+
+  /**
    * The repository config the model was loaded with (its execution settings tell the server how to
    * batch and run it); {@link ModelConfig#EMPTY} by default. Cheap, never blocks.
    */

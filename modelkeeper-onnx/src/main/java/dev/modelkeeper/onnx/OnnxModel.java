@@ -413,6 +413,12 @@ public final class OnnxModel implements InferenceModel {
 
   @Override
   public Map<String, Tensor> infer(Map<String, Tensor> inputs, Set<String> requestedOutputs) {
+    return infer(inputs, requestedOutputs, null);
+  }
+
+  @Override
+  public Map<String, Tensor> infer(
+      Map<String, Tensor> inputs, Set<String> requestedOutputs, RunPhases phases) {
     validateInputs(inputs);
     List<String> outputs = outputNames(requestedOutputs);
     OrtEnvironment env = OnnxRuntimeState.environment();
@@ -429,11 +435,14 @@ public final class OnnxModel implements InferenceModel {
         long[] shape = r == null ? t.shape() : reshaped(t.shape(), r.reshape());
         ortInputs.put(t.name(), t.datatype().toOrt(env, t, shape));
       }
+      if (phases != null) {
+        phases.inputsReady();
+      }
       int rows = rows(inputs);
       long bytes = workingBytes(rows);
       try (WithFixedSizeCache.Reservation working = workingMemory.reserve(metadata.id(), bytes);
           MemoryMeter.Held counted = MemoryMeter.working(bytes)) {
-        return measuredRun(s, ortInputs, outputs, rows);
+        return measuredRun(s, ortInputs, outputs, rows, phases);
       }
     } catch (OrtException e) {
       if (e.getCode() == OrtException.OrtErrorCode.ORT_FAIL
@@ -456,14 +465,18 @@ public final class OnnxModel implements InferenceModel {
   /** Runs the session, probing the run's memory when it is still to be learned. */
   @GuardedBy("lock")
   private Map<String, Tensor> measuredRun(
-      OrtSession s, Map<String, OnnxTensor> ortInputs, List<String> outputs, int rows)
+      OrtSession s,
+      Map<String, OnnxTensor> ortInputs,
+      List<String> outputs,
+      int rows,
+      RunPhases phases)
       throws OrtException {
     MemoryMeter.Probe probe = probeRun(rows);
     if (probe == null) {
       MemoryMeter.runStarted();
     }
     try {
-      return run(s, ortInputs, outputs);
+      return run(s, ortInputs, outputs, phases);
     } finally {
       if (probe == null) {
         MemoryMeter.runEnded();
@@ -478,10 +491,14 @@ public final class OnnxModel implements InferenceModel {
 
   @GuardedBy("lock")
   private Map<String, Tensor> run(
-      OrtSession s, Map<String, OnnxTensor> ortInputs, List<String> outputs) throws OrtException {
+      OrtSession s, Map<String, OnnxTensor> ortInputs, List<String> outputs, RunPhases phases)
+      throws OrtException {
     Set<String> names = new LinkedHashSet<>(outputs);
     try (OrtSession.Result result =
         runOptions == null ? s.run(ortInputs, names) : s.run(ortInputs, names, runOptions)) {
+      if (phases != null) {
+        phases.runEnded();
+      }
       Map<String, Tensor> out = new LinkedHashMap<>();
       for (String name : outputs) {
         OnnxValue v =

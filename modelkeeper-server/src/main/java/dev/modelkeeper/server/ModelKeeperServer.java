@@ -50,6 +50,9 @@ import dev.modelkeeper.server.management.ManagementRoutes;
 import dev.modelkeeper.server.memory.MemoryCap;
 import dev.modelkeeper.server.memory.MemoryGuard;
 import dev.modelkeeper.server.memory.ModelMemory;
+import dev.modelkeeper.server.metrics.MetricsEndpoint;
+import dev.modelkeeper.server.metrics.TritonMetrics;
+import dev.modelkeeper.server.modelstats.StatsRoutes;
 import dev.modelkeeper.server.observability.RateLimitedLog;
 import dev.modelkeeper.server.observability.ServerMetrics;
 import dev.modelkeeper.server.observability.StatusBoard;
@@ -59,6 +62,7 @@ import dev.modelkeeper.server.repository.RepositoryRoutes;
 import dev.modelkeeper.server.request.ModelTarget;
 import dev.modelkeeper.server.request.RequestIds;
 import dev.modelkeeper.server.request.RequestTracer;
+import dev.modelkeeper.server.statistics.InferenceStatistics;
 import dev.modelkeeper.server.status.StatusRoutes;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
@@ -167,6 +171,8 @@ public final class ModelKeeperServer implements AutoCloseable {
   private final GrpcEndpoint.Service grpcService;
   private final BearerAuth auth;
   private volatile GrpcEndpoint grpc;
+  private volatile MetricsEndpoint metricsEndpoint;
+  private final TritonMetrics tritonMetrics;
   private final ScheduledExecutorService timer;
   private final StatusBoard status;
   private final RequestTracer tracing;
@@ -211,10 +217,11 @@ public final class ModelKeeperServer implements AutoCloseable {
     }
     this.workers = new Workers(config.scheduling().workerThreads(), config.timeouts().request());
     ExecutionSettings defaults = executionDefaults(config);
-    this.executors = ModelExecutors.create(manager, defaults, metrics);
+    InferenceStatistics statistics = new InferenceStatistics(metrics);
+    this.executors = ModelExecutors.create(manager, defaults, statistics);
     InferenceService inference =
         new InferenceService(
-            resolver, events, executors.execution(), config.timeouts().request(), metrics);
+            resolver, events, executors.execution(), config.timeouts().request(), statistics);
     ModelMemory modelMemory = new ModelMemory(memoryCosts, resolver::aliases);
     metrics.watch(memory, manager, modelMemory);
     this.status = StatusBoard.of(metrics, memory::residentBytes, events.redaction());
@@ -231,7 +238,9 @@ public final class ModelKeeperServer implements AutoCloseable {
             workers,
             inflight,
             modelMemory,
-            memory);
+            memory,
+            statistics);
+    this.tritonMetrics = new TritonMetrics(engine);
     RequestIds requestIds = new RequestIds(); // one sequence for both transports
     this.auth =
         config.security().authToken() != null
@@ -383,6 +392,7 @@ public final class ModelKeeperServer implements AutoCloseable {
       routes.filter("/model/*", Routes.requiring(auth));
       routes.filter("/v2/repository/*", Routes.requiring(auth));
     }
+    new StatsRoutes(engine, json, runner).register(routes); // before /v2/models/{model}
     new OipRoutes(engine, new InferRequestDecoder(json), json, runner).register(routes);
     new RepositoryRoutes(engine, control, json, runner).register(routes);
     new ManagementRoutes(engine, json, runner).register(routes);
@@ -394,7 +404,7 @@ public final class ModelKeeperServer implements AutoCloseable {
             new HttpResult(
                     200,
                     "text/plain; version=0.0.4; charset=utf-8",
-                    metrics.scrape().getBytes(StandardCharsets.UTF_8),
+                    metricsText().getBytes(StandardCharsets.UTF_8),
                     Map.of())
                 .writeTo(ctx));
   }
@@ -460,6 +470,23 @@ public final class ModelKeeperServer implements AutoCloseable {
                 + rootMessage(e));
       }
     }
+    if (config.network().metricsPort() != ServerConfig.METRICS_OFF) {
+      try {
+        server.metricsEndpoint =
+            MetricsEndpoint.start(
+                config.network().host(), config.network().metricsPort(), server::metricsText);
+      } catch (IOException | RuntimeException e) {
+        server.close();
+        throw new InvalidConfigException(
+            "metrics-port",
+            "cannot listen on "
+                + config.network().host()
+                + ":"
+                + config.network().metricsPort()
+                + ": "
+                + rootMessage(e));
+      }
+    }
     server.preload();
     return server;
   }
@@ -482,6 +509,18 @@ public final class ModelKeeperServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create a folder for loaded model files", e);
     }
+  }
+
+  /** ModelKeeper's metrics and Triton's, as {@code /metrics} answers them on either port. */
+  private String metricsText() {
+    String own = metrics.scrape();
+    return (own.endsWith("\n") || own.isEmpty() ? own : own + "\n") + tritonMetrics.text();
+  }
+
+  /** The bound metrics port, or {@link ServerConfig#METRICS_OFF} when it serves none. */
+  public int metricsPort() {
+    MetricsEndpoint m = metricsEndpoint;
+    return m == null ? ServerConfig.METRICS_OFF : m.port();
   }
 
   /** The server-wide execution settings, which a model's own configuration may override. */
@@ -688,6 +727,10 @@ public final class ModelKeeperServer implements AutoCloseable {
     GrpcEndpoint g = grpc;
     if (g != null) {
       g.stopAccepting();
+    }
+    MetricsEndpoint m = metricsEndpoint;
+    if (m != null) {
+      m.close();
     }
     // bodies still arriving cannot be served any more: answer them now, before the connectors close
     intake.abortAll(new UnavailableException("the server is shutting down", Duration.ofSeconds(1)));

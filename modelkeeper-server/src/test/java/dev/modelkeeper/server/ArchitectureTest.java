@@ -38,7 +38,7 @@ class ArchitectureTest {
   static final int MAX_PACKAGE_LINES = 1_550;
 
   private static final List<String> TRANSPORTS =
-      List.of("oip", "management", "repository", "grpc", "status", "docs");
+      List.of("oip", "management", "repository", "grpc", "status", "docs", "modelstats", "metrics");
 
   private static JavaClasses classes;
 
@@ -88,6 +88,8 @@ class ArchitectureTest {
         .definedBy(room("execution"))
         .layer("memory")
         .definedBy(room("memory"))
+        .layer("statistics")
+        .definedBy(room("statistics"))
         .layer("engine")
         .definedBy(room("engine"))
         .layer("control")
@@ -114,13 +116,23 @@ class ArchitectureTest {
         .mayOnlyAccessLayers("errors", "request", "admission")
         .whereLayer("memory")
         .mayOnlyAccessLayers("errors", "config")
+        .whereLayer("statistics")
+        .mayOnlyAccessLayers("execution")
         .whereLayer("engine")
-        .mayOnlyAccessLayers("errors", "request", "config", "admission", "execution", "memory")
+        .mayOnlyAccessLayers(
+            "errors", "request", "config", "admission", "execution", "memory", "statistics")
         .whereLayer("control")
         .mayOnlyAccessLayers("errors", "request", "engine")
         .whereLayer("observability")
         .mayOnlyAccessLayers(
-            "errors", "request", "config", "admission", "execution", "memory", "engine")
+            "errors",
+            "request",
+            "config",
+            "admission",
+            "execution",
+            "memory",
+            "statistics",
+            "engine")
         .whereLayer("http")
         .mayOnlyAccessLayers(
             "errors", "auth", "request", "admission", "execution", "engine", "observability")
@@ -131,6 +143,7 @@ class ArchitectureTest {
             "request",
             "admission",
             "execution",
+            "statistics",
             "engine",
             "control",
             "observability",
@@ -169,10 +182,12 @@ class ArchitectureTest {
             room("admission"),
             room("execution"),
             room("memory"),
+            room("statistics"),
             room("engine"),
             room("control"),
             room("observability"),
-            room("grpc"))
+            room("grpc"),
+            room("metrics"))
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage("io.javalin..", "org.eclipse.jetty..")
@@ -206,6 +221,7 @@ class ArchitectureTest {
             room("admission"),
             room("execution"),
             room("memory"),
+            room("statistics"),
             room("engine"),
             room("control"),
             room("observability"))

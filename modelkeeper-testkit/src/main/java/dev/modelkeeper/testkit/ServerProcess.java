@@ -34,6 +34,7 @@ public final class ServerProcess implements AutoCloseable {
 
   private static final Pattern HTTP = Pattern.compile("ModelKeeper is serving http://(\\S+)");
   private static final Pattern GRPC = Pattern.compile("gRPC:\\s+(\\S+)");
+  private static final Pattern METRICS = Pattern.compile("metrics:\\s+(http://\\S+)");
 
   private final Process process;
   private final String name;
@@ -41,6 +42,7 @@ public final class ServerProcess implements AutoCloseable {
   private final Thread reader;
   private String httpAddress; // guarded by output
   private String grpcAddress; // guarded by output
+  private String metricsUrl; // guarded by output
   private boolean ended; // guarded by output
 
   private ServerProcess(Process process, String name, Path copy, boolean echo) {
@@ -52,8 +54,8 @@ public final class ServerProcess implements AutoCloseable {
   }
 
   /**
-   * A server of the packaged jar ({@link #jar()}) on 127.0.0.1, HTTP and gRPC on free ports, with a
-   * 1 GiB heap and a 5 s shutdown; change any of it on the builder.
+   * A server of the packaged jar ({@link #jar()}) on 127.0.0.1, HTTP, gRPC and metrics on free
+   * ports, with a 1 GiB heap and a 5 s shutdown; change any of it on the builder.
    */
   public static Builder builder() {
     return new Builder();
@@ -102,6 +104,8 @@ public final class ServerProcess implements AutoCloseable {
 
     private Builder() {
       args("--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--shutdown-timeout", "5s");
+      // Triton's metrics port on a free port too; a variable, which jars without the flag ignore
+      env.put("MODELKEEPER_METRICS_PORT", "0");
     }
 
     /** What its output lines are prefixed with on the test's output, and its threads named. */
@@ -262,6 +266,10 @@ public final class ServerProcess implements AutoCloseable {
           if (g.find()) {
             grpcAddress = g.group(1);
           }
+          Matcher m = METRICS.matcher(line);
+          if (m.find()) {
+            metricsUrl = m.group(1);
+          }
           output.notifyAll();
         }
       }
@@ -337,6 +345,15 @@ public final class ServerProcess implements AutoCloseable {
   public String grpcAddress() {
     synchronized (output) {
       return grpcAddress;
+    }
+  }
+
+  /**
+   * The URL of its metrics endpoint ({@code http://host:port/metrics}), or null when it has none.
+   */
+  public String metricsUrl() {
+    synchronized (output) {
+      return metricsUrl;
     }
   }
 

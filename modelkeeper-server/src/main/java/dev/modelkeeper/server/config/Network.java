@@ -10,13 +10,15 @@ import io.soabase.recordbuilder.core.RecordBuilder;
  * @param port the HTTP port; 0 picks any free port (read it back from the started server)
  * @param grpcPort the gRPC port; 0 picks any free port and {@link ServerConfig#GRPC_OFF} serves
  *     none
+ * @param metricsPort the port of Triton's metrics ({@code /metrics}, Prometheus text); 0 picks any
+ *     free port and {@link ServerConfig#METRICS_OFF} serves none
  * @param maxConnections the most connections open at once, REST and gRPC each; more wait
  */
 @RecordBuilder
-public record Network(String host, int port, int grpcPort, int maxConnections)
+public record Network(String host, int port, int grpcPort, int metricsPort, int maxConnections)
     implements NetworkBuilder.With {
 
-  public static final Network DEFAULTS = new Network("127.0.0.1", 8000, 8001, 1024);
+  public static final Network DEFAULTS = new Network("127.0.0.1", 8000, 8001, 8002, 1024);
 
   public Network {
     Check.notEmpty("host", host);
@@ -24,6 +26,12 @@ public record Network(String host, int port, int grpcPort, int maxConnections)
     Check.between("grpc-port", grpcPort, ServerConfig.GRPC_OFF, 65535);
     if (grpcPort > 0 && grpcPort == port) {
       throw new InvalidConfigException("grpc-port", "must differ from the HTTP port " + port);
+    }
+    Check.between("metrics-port", metricsPort, ServerConfig.METRICS_OFF, 65535);
+    if (metricsPort > 0 && (metricsPort == port || metricsPort == grpcPort)) {
+      throw new InvalidConfigException(
+          "metrics-port",
+          "must differ from the HTTP port " + port + " and the gRPC port " + grpcPort);
     }
     Check.atLeast("max-connections", maxConnections, 1);
   }

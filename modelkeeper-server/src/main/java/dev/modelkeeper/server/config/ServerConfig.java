@@ -38,6 +38,9 @@ public record ServerConfig(
   /** A {@link Network#grpcPort()} that turns the gRPC endpoint off. */
   public static final int GRPC_OFF = -1;
 
+  /** A {@link Network#metricsPort()} that turns the metrics endpoint off. */
+  public static final int METRICS_OFF = -1;
+
   public ServerConfig {
     if (repository == null) {
       throw new InvalidConfigException("repository", "no model repository given");

@@ -25,6 +25,8 @@ import dev.modelkeeper.server.memory.MemoryGuard;
 import dev.modelkeeper.server.memory.ModelMemory;
 import dev.modelkeeper.server.request.InferRequest;
 import dev.modelkeeper.server.request.ModelTarget;
+import dev.modelkeeper.server.statistics.InferenceStatistics;
+import dev.modelkeeper.server.statistics.ModelStats;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -52,7 +54,8 @@ public final class Engine {
   public static final String SERVER_NAME = "modelkeeper";
 
   /** The protocol extensions this server implements, as {@code GET /v2} and gRPC list them. */
-  public static final List<String> EXTENSIONS = List.of("model_repository", "binary_tensor_data");
+  public static final List<String> EXTENSIONS =
+      List.of("model_repository", "binary_tensor_data", "statistics");
 
   /** See {@link Execution#ANY_RUN}. */
   public static final long ANY_RUN = Execution.ANY_RUN;
@@ -70,6 +73,7 @@ public final class Engine {
   private final InflightBytes inflight;
   private final ModelMemory modelMemory;
   private final MemoryGuard memory;
+  private final InferenceStatistics statistics;
 
   public Engine(
       WithFixedSizeCache manager,
@@ -81,7 +85,8 @@ public final class Engine {
       Workers workers,
       InflightBytes inflight,
       ModelMemory modelMemory,
-      MemoryGuard memory) {
+      MemoryGuard memory,
+      InferenceStatistics statistics) {
     this.manager = manager;
     this.resolver = resolver;
     this.events = events;
@@ -92,6 +97,7 @@ public final class Engine {
     this.inflight = inflight;
     this.modelMemory = modelMemory;
     this.memory = memory;
+    this.statistics = statistics;
   }
 
   /** What takes the server's own folders out of answers to clients. */
@@ -258,6 +264,59 @@ public final class Engine {
       }
     }
     return events.refusal(t.key());
+  }
+
+  // ------------------------------------------------------------------------ statistics
+
+  /** The statistics of one model version, under the name and version a client knows it by. */
+  public record VersionStats(String name, String version, ModelStats stats) {}
+
+  /**
+   * The inference statistics of model {@code name}, version {@code version}: every version it
+   * serves when {@code version} is null; when {@code name} is null too, every model version that is
+   * resident or has served requests (without reading the repository). Reads no model and loads
+   * none.
+   *
+   * @throws ModelNotFoundException starting "Request for unknown model" for a name or version the
+   *     repository does not have
+   */
+  public List<VersionStats> statistics(String name, String version) {
+    List<VersionStats> out = new ArrayList<>();
+    if (name == null) {
+      Set<String> keys = new TreeSet<>(statistics.keys());
+      for (ModelDescription d : manager.describeModels()) {
+        if (d.state() == ModelState.READY) {
+          keys.add(d.modelId());
+        }
+      }
+      Map<String, String> aliases = resolver.aliases();
+      for (String key : keys) {
+        ModelId id = ModelId.parse(aliases.getOrDefault(key, key));
+        if (id.version() != null) { // not an alias removed since it served
+          String shown = aliases.containsKey(key) ? key : id.name();
+          out.add(new VersionStats(shown, id.version(), statistics.of(key)));
+        }
+      }
+      return out;
+    }
+    ModelTarget target;
+    try {
+      target = resolver.resolveKnown(name, version);
+    } catch (ModelNotFoundException e) {
+      throw new ModelNotFoundException("Request for unknown model: " + e.getMessage());
+    }
+    if (version != null) {
+      return List.of(new VersionStats(name, version, statistics.of(target.key())));
+    }
+    for (IndexRow r : index(false)) {
+      if (r.name().equals(name)) {
+        out.add(new VersionStats(r.name(), r.version(), statistics.of(r.key())));
+      }
+    }
+    if (out.isEmpty()) {
+      out.add(new VersionStats(name, target.version(), statistics.of(target.key())));
+    }
+    return out;
   }
 
   // ------------------------------------------------------------------------ repository

@@ -22,6 +22,22 @@ public interface ExecutionListener {
   default void ran(int requests, int rows, long runNanos) {}
 
   /**
+   * As {@link #ran(int, int, long)}, the run's time split into preparing the inputs for the runtime
+   * ({@code inputNanos}), the runtime's own run ({@code inferNanos}) and reading its outputs back
+   * ({@code outputNanos}); the default reports their sum to {@link #ran(int, int, long)}.
+   */
+  default void ran(int requests, int rows, long inputNanos, long inferNanos, long outputNanos) {
+    ran(requests, rows, inputNanos + inferNanos + outputNanos);
+  }
+
+  /**
+   * A request ended, answered ({@code ok}) or failed (expired in the queue or its run failed),
+   * {@code nanos} after it was queued, at the {@link dev.modelkeeper.core.Ticker} instant {@code
+   * endedAt}.
+   */
+  default void ended(boolean ok, long nanos, long endedAt) {}
+
+  /**
    * Gives each model's executor its listener, and hears of each answered request. Implementations
    * are thread-safe; {@link #NONE} gives {@link ExecutionListener#NONE} and hears nothing.
    */

@@ -6,6 +6,7 @@ import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.InvalidInputException;
+import dev.modelkeeper.onnx.RunPhases;
 import dev.modelkeeper.onnx.Tensor;
 import dev.modelkeeper.server.errors.UnavailableException;
 import dev.modelkeeper.server.request.ModelTarget;
@@ -441,6 +442,7 @@ final class ModelExecutor {
     } catch (Throwable t) {
       answers.clear();
       for (Call c : batch) {
+        c.outcome = Call.FAILED;
         answers.add(() -> c.result.completeExceptionally(t));
       }
       if (t instanceof Error) {
@@ -448,12 +450,18 @@ final class ModelExecutor {
       }
     } finally {
       if (ran) {
+        long done = ticker.read();
         lock.lock();
         try {
           running--;
-          dispatch(ticker.read(), after);
+          dispatch(done, after);
         } finally {
           lock.unlock();
+        }
+        for (Call c : batch) {
+          if (c.outcome != Call.PENDING) {
+            metrics.ended(c.outcome == Call.ANSWERED, done - c.enqueued, done);
+          }
         }
         after.perform();
         // answered after the slot is free: the callers' encoding and writing (which runs in the
@@ -484,9 +492,11 @@ final class ModelExecutor {
       inputs.add(calls.get(i).inputs);
     }
     List<Map<String, Tensor>> parts = null;
+    RunPhases phases = new RunPhases();
     long start = ticker.read();
     try {
-      parts = Batches.split(model.infer(Batches.concat(inputs), calls.get(0).outputs), rows);
+      parts =
+          Batches.split(model.infer(Batches.concat(inputs), calls.get(0).outputs, phases), rows);
     } catch (InvalidInputException | InferenceException e) {
       // one of the calls is bad: below, each runs alone and only the bad ones fail
     }
@@ -497,10 +507,11 @@ final class ModelExecutor {
       return;
     }
     long end = ticker.read();
-    ran(calls.size(), sum(rows), end - start);
+    ran(calls.size(), sum(rows), start, phases, end);
     traceRun(calls, sum(rows), start, end, true);
     for (int i = 0; i < rows.length; i++) {
       Call c = calls.get(i);
+      c.outcome = Call.ANSWERED;
       Map<String, Tensor> out = parts.get(i);
       after.answering(out);
       answers.add(() -> c.result.complete(out));
@@ -511,17 +522,20 @@ final class ModelExecutor {
     if (c.result.isDone()) {
       return;
     }
+    RunPhases phases = new RunPhases();
     long start = ticker.read();
     try {
-      Map<String, Tensor> out = model.infer(c.inputs, c.outputs);
+      Map<String, Tensor> out = model.infer(c.inputs, c.outputs, phases);
       long end = ticker.read();
-      ran(1, Math.max(c.rows, 1), end - start);
+      c.outcome = Call.ANSWERED;
+      ran(1, Math.max(c.rows, 1), start, phases, end);
       if (c.span.recording()) {
         traceRun(List.of(c), Math.max(c.rows, 1), start, end, true);
       }
       after.answering(out);
       answers.add(() -> c.result.complete(out));
     } catch (RuntimeException e) {
+      c.outcome = Call.FAILED;
       if (c.span.recording()) {
         traceRun(List.of(c), Math.max(c.rows, 1), start, ticker.read(), false);
       }
@@ -545,10 +559,21 @@ final class ModelExecutor {
     }
   }
 
-  private void ran(int requests, int rows, long runNanos) {
+  /**
+   * Reports a run from {@code start} to {@code end} (ticker instants), split where the model noted
+   * its {@code phases}; a model that noted none ran for the whole of it.
+   */
+  private void ran(int requests, int rows, long start, RunPhases phases, long end) {
+    long runNanos = end - start;
     long typical = typicalRunNanos;
     typicalRunNanos = typical == Long.MAX_VALUE ? runNanos : typical + (runNanos - typical) / 8;
-    metrics.ran(requests, rows, runNanos);
+    long ready = phases.inputsReadyAt();
+    long ended = phases.runEndedAt();
+    if (ready - start >= 0 && ended - ready >= 0 && end - ended >= 0 && ready != 0) {
+      metrics.ran(requests, rows, ready - start, ended - ready, end - ended);
+    } else {
+      metrics.ran(requests, rows, 0, runNanos, 0);
+    }
   }
 
   private static int sum(int[] values) {
@@ -570,6 +595,13 @@ final class ModelExecutor {
     final long deadline;
     final RequestTrace span;
     final CompletableFuture<Map<String, Tensor>> result = new CompletableFuture<>();
+
+    static final byte PENDING = 0;
+    static final byte ANSWERED = 1;
+    static final byte FAILED = 2;
+
+    /** How its run ended: set and read by the thread that runs it. */
+    byte outcome = PENDING;
 
     Call(
         ModelTarget target,
@@ -621,7 +653,9 @@ final class ModelExecutor {
       if (rejected) {
         metrics.rejected();
       }
+      long now = expired.isEmpty() ? 0 : ticker.read();
       for (Call c : expired) {
+        metrics.ended(false, now - c.enqueued, now);
         c.result.completeExceptionally(
             new UnavailableException(
                 "the request waited in the queue of model '" + key + "' past its deadline",

@@ -541,6 +541,18 @@ public final class GrpcEndpoint {
     }
 
     @Override
+    public void modelStatistics(
+        ModelStatisticsRequest request, StreamObserver<ModelStatisticsResponse> out) {
+      run(
+          out,
+          () ->
+              GrpcStatistics.response(
+                  engine.statistics(
+                      request.getName().isEmpty() ? null : request.getName(),
+                      version(request.getVersion()))));
+    }
+
+    @Override
     public void repositoryIndex(
         RepositoryIndexRequest request, StreamObserver<RepositoryIndexResponse> out) {
       run(

@@ -16,7 +16,12 @@ public final class TestServer {
   /** Settings bound to 127.0.0.1 on any free port, gRPC off, with short shutdown for tests. */
   public static ServerConfig config(ModelRepository repository) {
     return ServerConfig.of(repository)
-        .network(n -> n.withHost("127.0.0.1").withPort(0).withGrpcPort(ServerConfig.GRPC_OFF))
+        .network(
+            n ->
+                n.withHost("127.0.0.1")
+                    .withPort(0)
+                    .withGrpcPort(ServerConfig.GRPC_OFF)
+                    .withMetricsPort(ServerConfig.METRICS_OFF))
         .timeouts(t -> t.withShutdown(Duration.ofSeconds(10)));
   }
 
