@@ -3,6 +3,7 @@
 The repository is written by TritonRepository.java; MK_HTTP and MK_GRPC give the server's
 addresses, MK_TOKEN its bearer token for the repository methods.
 """
+import json
 import os
 import time
 
@@ -49,6 +50,31 @@ def config(client):
         return d
 
     return read
+
+
+def index_rows(client):
+    module, c = client
+    index = c.get_model_repository_index(headers=AUTH if module is httpclient else GAUTH)
+    if module is httpclient:
+        return index
+    return [
+        {"name": m.name, "version": m.version, "state": m.state, "reason": m.reason}
+        for m in index.models
+    ]
+
+
+def test_every_servable_model_is_ready_on_a_fresh_server(client):
+    # first in this file: nothing has been loaded yet; readiness loads nothing either
+    module, c = client
+    assert c.is_server_ready()
+    for name in ("addsub", "addsub_nobatch", "plus_latest", "plus_specific", "classifier"):
+        assert c.is_model_ready(name), name
+    assert c.is_model_ready("plus_latest", "2")
+    rows = {r["name"]: r for r in index_rows(client)}
+    assert rows["classifier"]["state"] == "UNAVAILABLE"  # ready, but not resident yet
+    assert "not loaded" in rows["classifier"]["reason"]
+    for name in ("broken", "ensemble", "sequence", "python_model", "decoupled"):
+        assert not c.is_model_ready(name), name
 
 
 def test_addsub_infers(client):
@@ -157,6 +183,156 @@ def test_broken_config_is_unavailable_with_its_parse_error(client):
     assert "Exception" not in e.value.message()
     # the rest serves
     assert c.is_model_ready("addsub")
+
+
+# What ModelKeeper does not serve: listed as UNAVAILABLE with the reason, refused the same way every
+# time with a client error naming the feature, never a retryable code, never a server path.
+UNSERVABLE = {
+    "ensemble": "ensemble",
+    "sequence": "sequence_batching",
+    "python_model": "backend 'python'",
+    "decoupled": "decoupled",
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNSERVABLE))
+def test_unservable_models_are_listed_and_refused(client, name):
+    module, c = client
+    feature = UNSERVABLE[name]
+    row = [r for r in index_rows(client) if r["name"] == name]
+    assert row and row[0]["state"] == "UNAVAILABLE" and feature in row[0]["reason"]
+    assert not c.is_model_ready(name)
+    answers = []
+    for _ in range(2):
+        with pytest.raises(InferenceServerException) as e:
+            c.infer(name, inputs(module, {"INPUT0": A, "INPUT1": B}, "INT32"))
+        answers.append((e.value.status(), e.value.message()))
+    assert answers[0] == answers[1]  # the same refusal, no back-off window to wait out
+    status, message = answers[0]
+    assert status == ("400" if module is httpclient else "StatusCode.UNIMPLEMENTED")
+    assert message.startswith("failed to load") and feature in message
+    assert os.environ["MK_REPOSITORY"] not in message and "Exception" not in message
+    with pytest.raises(InferenceServerException) as e:
+        c.load_model(name, headers=AUTH if module is httpclient else GAUTH)
+    assert e.value.status() == ("400" if module is httpclient else "StatusCode.UNIMPLEMENTED")
+    assert feature in e.value.message()
+
+
+def test_errors_start_with_tritons_words(client):
+    module, c = client
+    with pytest.raises(InferenceServerException) as e:
+        c.get_model_metadata("no_such_model")
+    assert e.value.message().startswith("Request for unknown model")
+    with pytest.raises(InferenceServerException) as e:
+        c.get_model_metadata("addsub", model_version="one")
+    assert e.value.message().startswith(
+        "failed to get model version from specified version string 'one'"
+    )
+
+
+def test_grpc_answers_typed_content_requests_in_raw_output_contents(grpc):
+    # as NVIDIA's grpc_explicit_int_content_client.py sends it: the generated stub, typed contents
+    from tritonclient.grpc import service_pb2, service_pb2_grpc
+    import grpc as grpclib
+
+    with grpclib.insecure_channel(os.environ["MK_GRPC"]) as channel:
+        stub = service_pb2_grpc.GRPCInferenceServiceStub(channel)
+        request = service_pb2.ModelInferRequest(model_name="addsub")
+        for name, array in (("INPUT0", A), ("INPUT1", B)):
+            t = request.inputs.add(name=name, datatype="INT32", shape=list(array.shape))
+            t.contents.int_contents[:] = array.flatten().tolist()
+        response = stub.ModelInfer(request)
+        assert len(response.raw_output_contents) == 2
+        assert not response.outputs[0].HasField("contents")
+        out0 = np.frombuffer(response.raw_output_contents[0], dtype=np.int32).reshape(1, 16)
+        np.testing.assert_array_equal(out0, A + B)
+        # raw and typed contents in one request: Triton's words first
+        request.raw_input_contents.append(A.tobytes())
+        request.raw_input_contents.append(B.tobytes())
+        with pytest.raises(grpclib.RpcError) as e:
+            stub.ModelInfer(request)
+        assert e.value.code() == grpclib.StatusCode.INVALID_ARGUMENT
+        assert e.value.details().startswith(
+            "contents field must not be specified when using raw_input_contents for 'INPUT0'"
+        )
+
+
+def load(client, name, **kwargs):
+    module, c = client
+    c.load_model(name, headers=AUTH if module is httpclient else GAUTH, **kwargs)
+
+
+def test_load_with_a_config_override_applies_it_until_the_next_load(client):
+    module, c = client
+    load(client, "addsub", config=json.dumps({"max_batch_size": 16}))
+    try:
+        assert config(client)("addsub")["max_batch_size"] == 16
+        a = np.zeros((12, 16), dtype=np.int32)  # more than the repository's 8
+        result = c.infer("addsub", inputs(module, {"INPUT0": a, "INPUT1": a}, "INT32"))
+        assert result.as_numpy("OUTPUT0").shape == (12, 16)
+        a = np.zeros((17, 16), dtype=np.int32)
+        with pytest.raises(InferenceServerException) as e:
+            c.infer("addsub", inputs(module, {"INPUT0": a, "INPUT1": a}, "INT32"))
+        assert "max_batch_size 16" in e.value.message()
+    finally:
+        load(client, "addsub")  # a load without a config: the repository's own again
+    assert config(client)("addsub")["max_batch_size"] == 8
+
+
+@pytest.mark.parametrize(
+    "override, reason",
+    [
+        ('{"max_batch_size": 16', "not a valid model configuration in JSON"),
+        ('{"max_batch_sise": 16}', "max_batch_sise"),
+        ('{"name": "other"}', "name 'other'"),
+        ('{"max_batch_size": 4, "sequence_batching": {}}', "sequence_batching"),
+        (
+            '{"max_batch_size": 4, "input": [{"name": "NOPE", "data_type": "TYPE_INT32",'
+            ' "dims": [16]}]}',
+            "NOPE",
+        ),
+    ],
+)
+def test_load_with_a_malformed_or_contradicting_override_is_refused(client, override, reason):
+    module, c = client
+    with pytest.raises(InferenceServerException) as e:
+        load(client, "addsub", config=override)
+    assert e.value.message().startswith("failed to load")
+    assert reason in e.value.message()
+    assert "Exception" not in e.value.message()
+    # the repository's configuration still applies
+    assert config(client)("addsub")["max_batch_size"] == 8
+    assert c.is_model_ready("addsub")
+
+
+def identity_model():
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 4])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, 4])
+    graph = helper.make_graph([helper.make_node("Neg", ["X"], ["Y"])], "uploaded", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def test_load_with_a_file_override_serves_the_files_sent(client):
+    module, c = client
+    name = "uploaded_" + ("http" if module is httpclient else "grpc")
+    cfg = json.dumps({"name": name, "backend": "onnxruntime", "max_batch_size": 4})
+    load(client, name, config=cfg, files={"file:1/model.onnx": identity_model()})
+    assert c.is_model_ready(name)
+    assert config(client)(name)["max_batch_size"] == 4
+    x = np.array([[1.0, -2.0, 3.0, 0.5]], dtype=np.float32)
+    np.testing.assert_array_equal(c.infer(name, inputs(module, {"X": x}, "FP32")).as_numpy("Y"), -x)
+    with pytest.raises(InferenceServerException) as e:
+        load(client, name, config=cfg, files={"file:../escape/model.onnx": identity_model()})
+    assert "not a path inside the model's folder" in e.value.message()
+    c.unload_model(
+        name, headers=AUTH if module is httpclient else GAUTH, unload_dependents=True
+    )
+    assert not c.is_model_ready(name)
 
 
 def statistics(client, name, version=""):

@@ -17,9 +17,12 @@ import dev.modelkeeper.server.request.RequestTracer;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -285,6 +288,26 @@ final class ServeCommand implements Callable<Integer> {
                             .map(RepositoryEntry::id)
                             .collect(Collectors.joining(", "))));
     Map<ModelId, String> broken = c.repository().configProblems();
+    // models whose configuration names what is not served, apart from broken ones
+    Map<ModelId, String> unsupported = new HashMap<>();
+    broken.forEach(
+        (id, why) -> {
+          if (!why.startsWith("bad ")) {
+            unsupported.put(id, why);
+          }
+        });
+    broken = new HashMap<>(broken);
+    broken.keySet().removeAll(unsupported.keySet());
+    if (!unsupported.isEmpty()) {
+      out.println(
+          "  not served:  "
+              + unsupported.keySet().stream()
+                  .map(ModelId::toString)
+                  .sorted()
+                  .collect(Collectors.joining(", "))
+              + " (listed as UNAVAILABLE: they need what ModelKeeper does not serve; see the"
+              + " warnings above)");
+    }
     if (!broken.isEmpty()) {
       out.println(
           "  broken:      "
@@ -302,8 +325,17 @@ final class ServeCommand implements Callable<Integer> {
     out.println(
         "  auth:        "
             + (c.security().authToken() != null
-                ? "bearer token required on /model/* and /v2/repository/*"
-                : "off"));
+                ? "bearer token required on /model/* and /v2/repository/*; loads may carry"
+                    + " model files (file: parameters)"
+                : "off; loads carrying model files (file: parameters) are refused until"
+                    + " --auth-token is set"));
+    if (c.security().authToken() == null && !loopback(c.network().host())) {
+      out.println(
+          "  WARNING:     listening on "
+              + c.network().host()
+              + " beyond loopback without --auth-token: anyone who reaches the port can load,"
+              + " unload and reconfigure models");
+    }
     out.println(
         "  tracing:     "
             + (tracing != null
@@ -334,5 +366,19 @@ final class ServeCommand implements Callable<Integer> {
         env.containsKey(variable) && !spec.commandLine().getParseResult().hasMatchedOption(flag);
     return new ConfigException(
         "invalid " + (fromEnv ? variable + " (" + flag + ")" : flag) + ": " + reason, cause);
+  }
+
+  /** Whether {@code host} is a loopback address (or a name that resolves only to one). */
+  private static boolean loopback(String host) {
+    try {
+      for (InetAddress a : InetAddress.getAllByName(host)) {
+        if (!a.isLoopbackAddress()) {
+          return false;
+        }
+      }
+      return true;
+    } catch (UnknownHostException e) {
+      return false;
+    }
   }
 }

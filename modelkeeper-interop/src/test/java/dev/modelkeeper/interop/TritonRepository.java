@@ -21,6 +21,8 @@ import java.util.List;
  *       specific { versions: [1] }}
  *   <li>{@code classifier}: four FP32 scores echoed, with a label file
  *   <li>{@code broken}: a {@code config.pbtxt} with a syntax error on line 3
+ *   <li>{@code ensemble}, {@code sequence}, {@code decoupled}, {@code python_model}: what
+ *       ModelKeeper does not serve, listed and refused
  * </ul>
  */
 final class TritonRepository {
@@ -110,7 +112,70 @@ final class TritonRepository {
     addSub("broken", 8)
         .writeTo(Files.createDirectories(root.resolve("broken/1")).resolve("model.onnx"));
     config(root, "broken", BROKEN_CONFIG);
+    unservable(root);
     return root;
+  }
+
+  /**
+   * Models in Triton's layout that ModelKeeper lists as UNAVAILABLE and refuses: an ensemble over
+   * {@code addsub} (an empty version folder, as Triton's ensembles have), a {@code
+   * sequence_batching} model and a decoupled one (both with a servable model file), and a
+   * Python-backend model ({@code 1/model.py}).
+   */
+  private static void unservable(Path root) throws IOException {
+    Files.createDirectories(root.resolve("ensemble/1"));
+    config(
+        root,
+        "ensemble",
+        """
+        name: "ensemble"
+        platform: "ensemble"
+        max_batch_size: 8
+        input [ { name: "IN" data_type: TYPE_INT32 dims: [ 16 ] } ]
+        output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 16 ] } ]
+        ensemble_scheduling {
+          step [ {
+            model_name: "addsub"
+            model_version: -1
+            input_map { key: "INPUT0" value: "IN" }
+            input_map { key: "INPUT1" value: "IN" }
+            output_map { key: "OUTPUT0" value: "OUT" }
+          } ]
+        }
+        """);
+    addSub("sequence", 8)
+        .writeTo(Files.createDirectories(root.resolve("sequence/1")).resolve("model.onnx"));
+    config(
+        root,
+        "sequence",
+        """
+        backend: "onnxruntime"
+        max_batch_size: 8
+        sequence_batching { max_sequence_idle_microseconds: 5000000 }
+        """);
+    addSub("decoupled", 8)
+        .writeTo(Files.createDirectories(root.resolve("decoupled/1")).resolve("model.onnx"));
+    config(
+        root,
+        "decoupled",
+        """
+        backend: "onnxruntime"
+        max_batch_size: 8
+        model_transaction_policy { decoupled: true }
+        """);
+    Files.writeString(
+        Files.createDirectories(root.resolve("python_model/1")).resolve("model.py"),
+        "class TritonPythonModel:\n    def execute(self, requests):\n        return []\n",
+        StandardCharsets.UTF_8);
+    config(
+        root,
+        "python_model",
+        """
+        backend: "python"
+        max_batch_size: 8
+        input [ { name: "IN" data_type: TYPE_FP32 dims: [ 4 ] } ]
+        output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] } ]
+        """);
   }
 
   /** Sum and difference of two INT32 inputs of 16 elements, with a batch dimension or without. */

@@ -17,10 +17,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A repository in Triton's layout ({@link TritonRepository}) served by the packaged jar and driven
- * by the real {@code tritonclient} over HTTP and gRPC: inference with and without a batch
- * dimension, {@code get_model_config}, version policies, classification with labels, and a broken
- * {@code config.pbtxt} that leaves its model UNAVAILABLE with the parse error while the rest serves
- * (see {@code src/test/python/test_triton_repository.py}).
+ * by the real {@code tritonclient} over HTTP and gRPC: readiness on a fresh server, inference with
+ * and without a batch dimension, {@code get_model_config}, version policies, classification with
+ * labels, a broken {@code config.pbtxt} that leaves its model UNAVAILABLE with the parse error
+ * while the rest serves, the refusals of what is not served (an ensemble, sequence batching, a
+ * Python backend, a decoupled model), Triton's wording of errors, raw outputs for typed contents,
+ * and model control: loads with a config override (applied, malformed, contradicting) and with file
+ * overrides (see {@code src/test/python/test_triton_repository.py}).
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class TritonRepositoryTest {
@@ -30,10 +33,12 @@ class TritonRepositoryTest {
   @TempDir static Path dir;
 
   private static ServerProcess server;
+  private static Path repository;
 
   @BeforeAll
   static void startServer() throws Exception {
-    Path repository = TritonRepository.write(Files.createDirectories(dir.resolve("models")));
+    repository =
+        TritonRepository.write(Files.createDirectories(dir.resolve("models"))).toRealPath();
     server =
         ServerProcess.builder()
             .cacheDir(Files.createDirectories(dir.resolve("cache")))
@@ -51,11 +56,17 @@ class TritonRepositoryTest {
   @Test
   void tritonclient_servesTheTritonLayoutUnchanged() throws Exception {
     Processes.Outcome run =
-        Pytest.run(server, "test_triton_repository.py", Map.of("MK_TOKEN", TOKEN));
+        Pytest.run(
+            server,
+            "test_triton_repository.py",
+            Map.of("MK_TOKEN", TOKEN, "MK_REPOSITORY", repository.toString()));
     assertThat(run.exitCode()).as("pytest exit code; its output is above in the log").isZero();
     assertThat(run.output())
         .contains("test_addsub_infers[http] PASSED")
         .contains("test_addsub_infers[grpc] PASSED")
+        .contains("test_every_servable_model_is_ready_on_a_fresh_server[http] PASSED")
+        .contains("test_load_with_a_file_override_serves_the_files_sent[grpc] PASSED")
+        .contains("test_unservable_models_are_listed_and_refused[grpc-sequence] PASSED")
         .contains("test_statistics_count_known_requests_exactly[http] PASSED")
         .contains("test_statistics_count_known_requests_exactly[grpc] PASSED")
         .doesNotContain("SKIPPED");

@@ -233,8 +233,10 @@ public final class LocalModelRepository implements ModelRepository {
     StringBuilder out = new StringBuilder(v.toString());
     out.append(' ').append(stateOf(modelDir.resolve(TritonConfig.FILE_NAME)));
     out.append(' ').append(stateOf(modelDir.resolve(v.version()).resolve(ModelConfig.FILE_NAME)));
-    Path file = modelFile(v, triton);
-    out.append(' ').append(files == null ? stateOf(file) : files.revision(file));
+    if (triton != UNREADABLE) { // a model refused for its config may have no model file
+      Path file = modelFile(v, triton);
+      out.append(' ').append(files == null ? stateOf(file) : files.revision(file));
+    }
     return out.toString();
   }
 
@@ -249,6 +251,9 @@ public final class LocalModelRepository implements ModelRepository {
   }
 
   private RepositoryEntry entry(ModelId id, ModelConfig triton) {
+    if (triton == UNREADABLE) { // listed with its problem, whatever its version folder holds
+      return new RepositoryEntry(id.name(), id.version(), "", -1);
+    }
     Path file = modelFile(id, triton);
     ModelConfig config = triton != null ? triton : readConfig(id, false);
     long size = config.expectedSizeBytes();
@@ -344,16 +349,23 @@ public final class LocalModelRepository implements ModelRepository {
       }
       return config;
     } catch (IOException | IllegalArgumentException e) {
-      String problem = "bad " + file + " (model '" + id.name() + "'): " + e.getMessage();
+      boolean unsupported = e instanceof UnsupportedFeatureException;
+      String problem =
+          (unsupported ? "" : "bad ") + file + " (model '" + id.name() + "'): " + e.getMessage();
       boolean news = false;
       for (String v : versions(id, UNREADABLE)) {
         news |= !problem.equals(badConfigsWarned.put(id.withVersion(v), problem));
       }
       if (news) { // once per model and problem, here only: the load's failure says it again
-        LOG.log(Level.WARNING, problem + "; it is listed, and fails to load");
+        LOG.log(
+            Level.WARNING,
+            problem
+                + (unsupported
+                    ? "; it is listed as UNAVAILABLE and refused"
+                    : "; it is listed, and fails to load"));
       }
       if (strict) {
-        throw new ModelUnservableException(problem, e, false, true);
+        throw new ModelUnservableException(problem, e, unsupported, true);
       }
       return UNREADABLE;
     }

@@ -80,11 +80,11 @@ public record ModelId(String name, String version) {
   private static void checkVersion(String name, String version) {
     if (!VERSION.matcher(version).matches()) {
       throw new InvalidModelIdException(
-          "invalid version '"
+          "failed to get model version from specified version string '"
               + printable(version)
-              + "' of model '"
+              + "' (model '"
               + name
-              + "': use a decimal number without leading zeros");
+              + "'): use a decimal number without leading zeros");
     }
   }
 

@@ -1,8 +1,10 @@
 package dev.modelkeeper.onnx;
 
 import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.TextFormat;
+import com.google.protobuf.util.JsonFormat;
 import dev.modelkeeper.onnx.triton.DataType;
 import dev.modelkeeper.onnx.triton.ModelDynamicBatching;
 import dev.modelkeeper.onnx.triton.ModelInput;
@@ -31,8 +33,10 @@ import java.util.stream.Collectors;
  * {@code instance_group.count} (runs at once), {@code dynamic_batching} ({@code
  * preferred_batch_size}, {@code max_queue_delay_microseconds}), {@code default_model_filename},
  * {@code model_warmup} (run as the last step of a load) and the ONNX Runtime parameters {@code
- * intra_op_thread_count} and {@code inter_op_thread_count}. Sequence batching and ensembles are
- * refused; every other setting parses and is reported in {@link ModelConfig.Declared#ignored()}.
+ * intra_op_thread_count} and {@code inter_op_thread_count}. What ModelKeeper does not serve is
+ * refused with {@link UnsupportedFeatureException} naming the feature: ensembles, backends other
+ * than ONNX Runtime, sequence batching and decoupled models ({@link #unsupported}); every other
+ * setting parses and is reported in {@link ModelConfig.Declared#ignored()}.
  */
 public final class TritonConfig {
 
@@ -122,38 +126,90 @@ public final class TritonConfig {
       throw new IllegalArgumentException(
           "line " + e.getLine() + ", column " + e.getColumn() + ": " + message, e);
     }
-    dev.modelkeeper.onnx.triton.ModelConfig c = b.build();
-    String folder = modelDir.getFileName().toString();
+    return of(b.build(), file.toString(), modelDir, modelDir.getFileName().toString());
+  }
+
+  /**
+   * Parses the JSON form of a model configuration (protobuf's JSON mapping of Triton's {@code
+   * ModelConfig}, as Triton's load requests carry it in their {@code config} parameter), the
+   * configuration of model {@code name}; label files are read from {@code modelDir}.
+   *
+   * @throws IllegalArgumentException when the text is not such JSON (an unknown field, a wrong
+   *     type), or as {@link #parse}
+   */
+  public static ModelConfig parseJson(String json, String name, Path modelDir) {
+    return of(fromJson(json), "the config parameter", modelDir, name);
+  }
+
+  /**
+   * The JSON form of a model configuration as Triton's message, not yet checked.
+   *
+   * @throws IllegalArgumentException when the text is not such JSON
+   */
+  public static dev.modelkeeper.onnx.triton.ModelConfig fromJson(String json) {
+    dev.modelkeeper.onnx.triton.ModelConfig.Builder b =
+        dev.modelkeeper.onnx.triton.ModelConfig.newBuilder();
+    try {
+      JsonFormat.parser().merge(json, b);
+    } catch (InvalidProtocolBufferException | RuntimeException e) {
+      String why =
+          e.getMessage() == null
+              ? "not a model configuration"
+              : e.getMessage().replaceAll("(?:[a-z]+\\.)+[A-Za-z]+(?:Exception|Error): ", "");
+      throw new IllegalArgumentException("not a valid model configuration in JSON: " + why, e);
+    }
+    return b.build();
+  }
+
+  /** {@code c} in protobuf's text format, as a {@code config.pbtxt} holds it. */
+  public static String toText(dev.modelkeeper.onnx.triton.ModelConfig c) {
+    return TextFormat.printer().printToString(c);
+  }
+
+  /**
+   * Why a model with configuration {@code c} cannot be served by ModelKeeper, naming the feature;
+   * null when nothing it asks for is out of reach.
+   */
+  public static String unsupported(dev.modelkeeper.onnx.triton.ModelConfig c) {
+    String onnx =
+        " is not served: ModelKeeper runs ONNX models (platform '"
+            + PLATFORM
+            + "' or backend '"
+            + BACKEND
+            + "')";
+    if (c.getPlatform().equals("ensemble") || c.hasEnsembleScheduling()) {
+      return "ensemble models (platform 'ensemble', ensemble_scheduling) are not served:"
+          + " ModelKeeper runs each ONNX model on its own; call the steps in turn";
+    }
+    if (!c.getPlatform().isEmpty() && !c.getPlatform().equals(PLATFORM)) {
+      return "platform '" + c.getPlatform() + "'" + onnx;
+    }
+    if (!c.getBackend().isEmpty() && !c.getBackend().equals(BACKEND)) {
+      return "backend '" + c.getBackend() + "'" + onnx;
+    }
+    if (c.hasSequenceBatching()) {
+      return "sequence_batching is not offered by ModelKeeper; it serves each request on its own";
+    }
+    if (c.getModelTransactionPolicy().getDecoupled()) {
+      return "decoupled models (model_transaction_policy decoupled: true) are not served:"
+          + " ModelKeeper answers each request with exactly one response";
+    }
+    return null;
+  }
+
+  /**
+   * The configuration {@code c} of model {@code name}, read from {@code file} (for messages), with
+   * label files in {@code modelDir}.
+   */
+  private static ModelConfig of(
+      dev.modelkeeper.onnx.triton.ModelConfig c, String file, Path modelDir, String folder) {
     if (!c.getName().isEmpty() && !c.getName().equals(folder)) {
       throw new IllegalArgumentException(
           "name '" + c.getName() + "' is not the model's folder name '" + folder + "'");
     }
-    if (!c.getPlatform().isEmpty() && !c.getPlatform().equals(PLATFORM)) {
-      throw new IllegalArgumentException(
-          "platform '"
-              + c.getPlatform()
-              + "' is not served: ModelKeeper runs ONNX models"
-              + " (platform '"
-              + PLATFORM
-              + "' or backend '"
-              + BACKEND
-              + "')");
-    }
-    if (!c.getBackend().isEmpty() && !c.getBackend().equals(BACKEND)) {
-      throw new IllegalArgumentException(
-          "backend '"
-              + c.getBackend()
-              + "' is not served: ModelKeeper runs ONNX models"
-              + " (platform '"
-              + PLATFORM
-              + "' or backend '"
-              + BACKEND
-              + "')");
-    }
-    if (c.hasSequenceBatching() || c.hasEnsembleScheduling()) {
-      throw new IllegalArgumentException(
-          (c.hasSequenceBatching() ? "sequence_batching" : "ensemble_scheduling")
-              + " is not offered by ModelKeeper; it serves each request on its own");
+    String unsupported = unsupported(c);
+    if (unsupported != null) {
+      throw new UnsupportedFeatureException(unsupported);
     }
     if (c.getMaxBatchSize() < 0) {
       throw new IllegalArgumentException(
@@ -233,8 +289,7 @@ public final class TritonConfig {
               + "'");
     }
     ModelConfig.Declared declared =
-        new ModelConfig.Declared(
-            file.toString(), inputs, outputs, versionPolicy(c), modelFile, ignored, c);
+        new ModelConfig.Declared(file, inputs, outputs, versionPolicy(c), modelFile, ignored, c);
     return new ModelConfig(
         "",
         labels,

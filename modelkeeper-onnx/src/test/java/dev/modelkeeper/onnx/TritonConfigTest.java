@@ -92,7 +92,17 @@ class TritonConfigTest {
     assertThatThrownBy(() -> parse("platform: \"tensorrt_plan\""))
         .hasMessageStartingWith("platform 'tensorrt_plan' is not served");
     assertThatThrownBy(() -> parse("sequence_batching { }"))
+        .isInstanceOf(UnsupportedFeatureException.class)
         .hasMessageStartingWith("sequence_batching is not offered");
+    assertThatThrownBy(() -> parse("platform: \"ensemble\""))
+        .isInstanceOf(UnsupportedFeatureException.class)
+        .hasMessageStartingWith("ensemble models");
+    assertThatThrownBy(() -> parse("backend: \"python\""))
+        .isInstanceOf(UnsupportedFeatureException.class)
+        .hasMessageStartingWith("backend 'python' is not served");
+    assertThatThrownBy(() -> parse("model_transaction_policy { decoupled: true }"))
+        .isInstanceOf(UnsupportedFeatureException.class)
+        .hasMessageStartingWith("decoupled models");
     assertThatThrownBy(() -> parse("default_model_filename: \"../x/model.onnx\""))
         .hasMessageContaining("inside the version folder");
     assertThatThrownBy(() -> parse("input [ { name: \"x\" dims: [ 1 ] } ]"))

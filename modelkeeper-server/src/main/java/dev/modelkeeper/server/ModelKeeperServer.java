@@ -10,6 +10,7 @@ import dev.modelkeeper.core.Ticker;
 import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.onnx.OnnxModelOptions;
 import dev.modelkeeper.onnx.OnnxRuntimeState;
+import dev.modelkeeper.onnx.OverridingRepository;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
@@ -21,6 +22,7 @@ import dev.modelkeeper.server.auth.BearerAuth;
 import dev.modelkeeper.server.config.InvalidConfigException;
 import dev.modelkeeper.server.config.Scheduling;
 import dev.modelkeeper.server.config.ServerConfig;
+import dev.modelkeeper.server.control.ModelControl;
 import dev.modelkeeper.server.docs.DocsRoutes;
 import dev.modelkeeper.server.engine.Engine;
 import dev.modelkeeper.server.engine.InferenceService;
@@ -73,10 +75,14 @@ import io.javalin.http.HttpResponseException;
 import io.javalin.router.EndpointNotFound;
 import io.javalin.router.ParsedEndpoint;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -139,7 +145,21 @@ public final class ModelKeeperServer implements AutoCloseable {
   /** How long before the shutdown timeout requests still running are answered 503. */
   private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
 
+  /**
+   * What {@code --preload} takes for every model of the repository: the highest version of each, by
+   * name, as many as fit the budget.
+   */
+  public static final String PRELOAD_ALL = "*";
+
   private final ServerConfig config;
+
+  /** The configured repository, with the configurations and files that load requests gave. */
+  private final OverridingRepository repository;
+
+  /** Builds the models; set once while the manager is built. */
+  private ModelRegistry registry;
+
+  private final ModelControl control;
   private final WithFixedSizeCache manager;
   private final MemoryGuard memory;
   private final MemoryCosts memoryCosts;
@@ -183,7 +203,8 @@ public final class ModelKeeperServer implements AutoCloseable {
         config.budgets().memoryCostsFile() != null
             ? MemoryCosts.persistedIn(config.budgets().memoryCostsFile())
             : MemoryCosts.inMemory();
-    this.resolver = new ModelResolver(config.repository(), Ticker.system());
+    this.repository = new OverridingRepository(config.repository(), privateFolder());
+    this.resolver = new ModelResolver(repository, Ticker.system());
     this.forms =
         config
             .loading()
@@ -191,7 +212,7 @@ public final class ModelKeeperServer implements AutoCloseable {
             .map(dir -> OptimizedModels.in(dir, OnnxRuntimeState.environment().getVersion()))
             .orElse(OptimizedModels.NONE);
     this.manager = manager(config, resolver, memory, memoryCosts);
-    ModelEvents events = new ModelEvents(config.repository());
+    ModelEvents events = new ModelEvents(repository);
     manager.addListener(events);
     this.metrics = new ServerMetrics(manager);
     manager.addListener(metrics);
@@ -241,7 +262,8 @@ public final class ModelKeeperServer implements AutoCloseable {
             : null;
     this.grpcArrivals = new GrpcArrivals(inflight, config.timeouts().bodyRead(), metrics);
     this.sharedMemory = new SharedMemoryRegions(config.budgets().maxSharedMemoryBytes());
-    this.grpcService = new GrpcEndpoint.Service(engine, requestIds, sharedMemory);
+    this.control = new ModelControl(engine, repository, auth != null);
+    this.grpcService = new GrpcEndpoint.Service(engine, control, requestIds, sharedMemory);
     Json json = new Json();
     ErrorMapper errors = new ErrorMapper(json, events.redaction());
     this.runner = new RequestRunner(workers, errors);
@@ -276,11 +298,11 @@ public final class ModelKeeperServer implements AutoCloseable {
   private WithFixedSizeCache manager(
       ServerConfig config, ModelResolver resolver, MemoryGuard memory, MemoryCosts costs) {
     AtomicReference<WithFixedSizeCache> budget = new AtomicReference<>();
-    ModelRegistry registry =
+    registry =
         config.registry() != null
             ? config.registry()
             : new RepositoryModelRegistry(
-                config.repository(),
+                repository,
                 OnnxModelOptions.defaults()
                     .withMemoryCosts(costs)
                     .withOptimizedModels(forms)
@@ -396,7 +418,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     new OipRoutes(engine, new InferRequestDecoder(json, sharedMemory), json, runner, sharedMemory)
         .register(routes);
     new SharedMemoryRoutes(sharedMemory, json, auth).register(routes);
-    new RepositoryRoutes(engine, json, runner).register(routes);
+    new RepositoryRoutes(engine, control, json, runner).register(routes);
     new ManagementRoutes(engine, json, runner).register(routes);
     new StatusRoutes(engine, status).register(routes);
     DocsRoutes.load().register(routes);
@@ -493,6 +515,26 @@ public final class ModelKeeperServer implements AutoCloseable {
     return server;
   }
 
+  /**
+   * A new folder only this process's user can read, for the model files that load requests carry;
+   * deleted when the server closes.
+   */
+  private static Path privateFolder() {
+    try {
+      return Files.createTempDirectory(
+          "modelkeeper-loads-",
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    } catch (UnsupportedOperationException e) {
+      try {
+        return Files.createTempDirectory("modelkeeper-loads-");
+      } catch (IOException io) {
+        throw new UncheckedIOException("cannot create a folder for loaded model files", io);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create a folder for loaded model files", e);
+    }
+  }
+
   /** ModelKeeper's metrics and Triton's, as {@code /metrics} answers them on either port. */
   private String metricsText() {
     String own = metrics.scrape();
@@ -519,7 +561,19 @@ public final class ModelKeeperServer implements AutoCloseable {
     ModelResolver check = new ModelResolver(config.repository(), Ticker.system());
     Map<String, ModelTarget> out = new LinkedHashMap<>();
     resolveAll(check, "pin", config.pin(), out);
-    resolveAll(check, "preload", config.preload(), out);
+    List<String> preload = new ArrayList<>();
+    for (String id : config.preload()) {
+      if (id.equals(PRELOAD_ALL)) {
+        config.repository().list().stream()
+            .map(RepositoryEntry::name)
+            .distinct()
+            .sorted()
+            .forEach(preload::add);
+      } else {
+        preload.add(id);
+      }
+    }
+    resolveAll(check, "preload", preload, out);
     return out;
   }
 
@@ -540,6 +594,9 @@ public final class ModelKeeperServer implements AutoCloseable {
       state.ready();
       return;
     }
+    boolean all = config.preload().contains(PRELOAD_ALL);
+    List<String> held = new ArrayList<>(); // pinned while preloading: a later one evicts none
+    List<String> left = new ArrayList<>();
     workers
         .background(
             () -> {
@@ -548,7 +605,15 @@ public final class ModelKeeperServer implements AutoCloseable {
                   return;
                 }
                 try {
+                  if (all && !fits(t)) {
+                    left.add(t.key());
+                    continue;
+                  }
                   manager.addModel(t.modelId(), null, t.alias());
+                  if (all && !manager.pinned().contains(t.key())) {
+                    manager.pin(t.key());
+                    held.add(t.key());
+                  }
                   LOG.log(Level.INFO, "preloaded {0}", t.key());
                 } catch (ModelKeeperException e) { // the model's or the budget's: one line
                   LOG.log(
@@ -563,7 +628,35 @@ public final class ModelKeeperServer implements AutoCloseable {
                 }
               }
             })
-        .whenComplete((ignored, failure) -> state.ready());
+        .whenComplete(
+            (ignored, failure) -> {
+              held.forEach(manager::unpin);
+              if (!left.isEmpty()) {
+                LOG.log(
+                    Level.WARNING,
+                    "--preload ''*'': {0} of {1} models did not fit the budget ({2} models, {3}"
+                        + " bytes) and load on demand: {4}",
+                    left.size(),
+                    targets.size(),
+                    manager.options().maxSize(),
+                    manager.options().maxBytes(),
+                    String.join(", ", left));
+              }
+              state.ready();
+            });
+  }
+
+  /**
+   * Whether model {@code t} fits the budget beside the models already resident, by its measured or
+   * estimated load peak, without evicting any.
+   */
+  private boolean fits(ModelTarget t) {
+    if (manager.usedSlots() >= manager.options().maxSize()) {
+      return false;
+    }
+    long predicted = registry.getModel(t.modelId(), null).predictedSizeBytes(t.modelId());
+    long maxBytes = manager.options().maxBytes();
+    return maxBytes <= 0 || predicted < 0 || manager.usedBytes() + predicted <= maxBytes;
   }
 
   /** The bound port (the chosen one when the config asked for port 0). */
@@ -732,6 +825,7 @@ public final class ModelKeeperServer implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "some models failed to unload", e);
     }
+    repository.close();
     metrics.close();
   }
 

@@ -101,6 +101,8 @@ class ArchitectureTest {
         .definedBy(room("statistics"))
         .layer("engine")
         .definedBy(room("engine"))
+        .layer("control")
+        .definedBy(room("control"))
         .layer("observability")
         .definedBy(room("observability"))
         .layer("shm")
@@ -130,6 +132,8 @@ class ArchitectureTest {
         .whereLayer("engine")
         .mayOnlyAccessLayers(
             "errors", "request", "config", "admission", "execution", "memory", "statistics")
+        .whereLayer("control")
+        .mayOnlyAccessLayers("errors", "request", "engine")
         .whereLayer("observability")
         .mayOnlyAccessLayers(
             "errors",
@@ -154,6 +158,7 @@ class ArchitectureTest {
             "execution",
             "statistics",
             "engine",
+            "control",
             "observability",
             "shm",
             "http")
@@ -193,6 +198,7 @@ class ArchitectureTest {
             room("memory"),
             room("statistics"),
             room("engine"),
+            room("control"),
             room("observability"),
             room("shm"),
             room("grpc"),
@@ -232,6 +238,7 @@ class ArchitectureTest {
             room("memory"),
             room("statistics"),
             room("engine"),
+            room("control"),
             room("observability"),
             room("shm"))
         .should()

@@ -69,6 +69,67 @@ class RepositoryApiTest {
   }
 
   @Test
+  void load_withFileParameters_withoutAuthToken_isRefused403NamingTheOption() {
+    Response r =
+        http.post(
+            "/v2/repository/models/beta/load",
+            "{\"parameters\": {\"config\": \"{}\", \"file:1/model.onnx\": \"AAEC\"}}");
+    assertThat(r.status()).as(r.toString()).isEqualTo(403);
+    assertThat(r.error()).contains("--auth-token");
+    assertThat(models.constructions("beta/1")).isZero();
+  }
+
+  @Test
+  void load_withUnknownOrMistypedParameter_isRefused400() {
+    Response unknown =
+        http.post("/v2/repository/models/beta/load", "{\"parameters\": {\"colour\": \"red\"}}");
+    assertThat(unknown.status()).as(unknown.toString()).isEqualTo(400);
+    assertThat(unknown.error()).contains("'colour'").contains("'config'");
+    Response notBase64 =
+        http.post(
+            "/v2/repository/models/beta/load",
+            "{\"parameters\": {\"file:1/model.onnx\": \"%%%\"}}");
+    assertThat(notBase64.status()).as(notBase64.toString()).isEqualTo(400);
+    assertThat(notBase64.error()).contains("base64");
+    assertThat(models.constructions("beta/1")).isZero();
+  }
+
+  @Test
+  void unload_withUnloadDependents_unloads_andAnUnknownParameterIsRefused() {
+    http.post("/v2/repository/models/beta/load", "");
+    Response bad =
+        http.post("/v2/repository/models/beta/unload", "{\"parameters\": {\"force\": true}}");
+    assertThat(bad.status()).as(bad.toString()).isEqualTo(400);
+    Response r =
+        http.post(
+            "/v2/repository/models/beta/unload", "{\"parameters\": {\"unload_dependents\": true}}");
+    assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    assertThat(r.json().get("unloaded").toString()).isEqualTo("[\"beta/1\"]");
+  }
+
+  @Test
+  void modelReady_onAFreshServer_isTrueWithoutLoading_andFalseAfterAnUnload() {
+    assertThat(http.get("/v2/models/gamma/ready").status()).isEqualTo(200);
+    assertThat(models.constructions("gamma/1")).isZero();
+    http.post("/v2/repository/models/gamma/load", "");
+    http.post("/v2/repository/models/gamma/unload", "");
+    Response after = http.get("/v2/models/gamma/ready");
+    assertThat(after.status()).isEqualTo(400);
+    assertThat(after.error()).contains("unloaded");
+  }
+
+  @Test
+  void modelReady_afterAnUnloadOfTheName_isFalseForEveryVersion_untilTheNameLoadsAgain() {
+    assertThat(http.post("/v2/repository/models/alpha/unload", "").status()).isEqualTo(200);
+    assertThat(http.get("/v2/models/alpha/versions/1/ready").status()).isEqualTo(400);
+    assertThat(http.get("/v2/models/alpha/versions/2/ready").status()).isEqualTo(400);
+    assertThat(http.post("/v2/repository/models/alpha/load", "").status()).isEqualTo(200);
+    assertThat(http.get("/v2/models/alpha/versions/2/ready").status()).isEqualTo(200);
+    assertThat(http.get("/v2/models/alpha/versions/1/ready").status()).isEqualTo(200);
+    assertThat(models.constructions("alpha/1")).isZero(); // ready again, loaded on demand
+  }
+
+  @Test
   void load_onReadyModel_isNoOp() {
     assertThat(http.post("/v2/repository/models/beta/load", "").status()).isEqualTo(200);
     assertThat(http.post("/v2/repository/models/beta/load", "").status()).isEqualTo(200);

@@ -231,7 +231,10 @@ public final class Engine {
     }
   }
 
-  /** The target of {@code name} (and {@code version}, or null) when it is resident and READY. */
+  /**
+   * The target of {@code name} (and {@code version}, or null) when it is ready: resident and READY,
+   * or servable on demand (see {@link #isReady}).
+   */
   public ModelTarget readyModel(String name, String version) {
     ModelTarget t = resolver.resolveKnown(name, version);
     String notReady = notReadyReason(t);
@@ -241,22 +244,26 @@ public final class Engine {
     return t;
   }
 
-  /** Whether {@code name} (and {@code version}, or null) is resident and READY. */
+  /**
+   * Whether {@code name} (and {@code version}, or null) is ready, as Triton's model readiness and a
+   * readiness probe ask: a model is ready when it is resident, and also when it is not but will
+   * load on its first request (or is loading now): its repository entry exists, its configuration
+   * reads and names nothing ModelKeeper does not serve, and its last load did not fail. So every
+   * servable model is ready on a fresh server without loading it. One unloaded on request is not
+   * ready until it loads again, as in Triton; one evicted stays ready. The repository index still
+   * tells resident models (READY) from the rest.
+   */
   public boolean isReady(String name, String version) {
     return notReadyReason(resolver.resolveKnown(name, version)) == null;
   }
 
   private String notReadyReason(ModelTarget t) {
-    ModelState s = null;
     for (ModelDescription d : manager.describeModels()) {
-      if (d.modelId().equals(t.key())) {
-        s = d.state();
+      if (d.modelId().equals(t.key()) && d.state() == ModelState.READY) {
+        return null;
       }
     }
-    if (s == ModelState.READY) {
-      return null;
-    }
-    return s == null ? events.reason(t.key()) : s.name();
+    return events.refusal(t.key());
   }
 
   // ------------------------------------------------------------------------ statistics
@@ -401,14 +408,39 @@ public final class Engine {
   public ModelTarget load(String name) {
     ModelTarget t = resolver.resolve(name, null);
     manager.addModel(t.modelId(), null, t.alias());
+    if (t.alias() == null) { // the other versions of the name load on demand: ready again too
+      resolver.versions(name).forEach(v -> events.released(name + "/" + v));
+    }
     return t;
   }
 
-  /** Unloads every resident version of {@code name}; the identifiers it unloaded. */
+  /**
+   * Unloads every resident version of {@code name} and loads its highest version again, as the
+   * repository now describes it (a configuration or files a load request gave); blocks until READY.
+   */
+  public ModelTarget reload(String name) {
+    resolver.forgetLatest(name);
+    try {
+      unload(name);
+    } catch (ModelNotFoundException e) {
+      // nothing of that name was in the repository before: the load says whether it is now
+    }
+    return load(name);
+  }
+
+  /**
+   * Unloads every resident version of {@code name}; the identifiers it unloaded. Every version of
+   * the name is then not ready until it loads again, resident before or not (see {@link #isReady}).
+   */
   public List<String> unload(String name) {
     List<String> keys = residentKeys(name);
     for (String key : keys) {
       manager.remove(key);
+    }
+    if (resolver.aliasTarget(name) != null) {
+      events.unloaded(name);
+    } else {
+      resolver.versions(name).forEach(v -> events.unloaded(name + "/" + v));
     }
     return keys;
   }

@@ -12,6 +12,7 @@ import dev.modelkeeper.server.errors.PathRedaction;
 import dev.modelkeeper.server.request.Classification;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -27,6 +28,13 @@ public final class ModelEvents implements LifecycleListener {
   static final String NOT_LOADED = "not loaded; the first inference or a load request loads it";
 
   private final Map<String, String> reasons = new ConcurrentHashMap<>();
+
+  /** The identifiers whose last load failed. */
+  private final Set<String> failed = ConcurrentHashMap.newKeySet();
+
+  /** The identifiers unloaded on request (not evicted) and not loaded since. */
+  private final Set<String> unloaded = ConcurrentHashMap.newKeySet();
+
   private final ModelRepository repository;
   private final Map<String, ModelMetadata> metadata = new ConcurrentHashMap<>();
   private final Map<String, Classification> classes = new ConcurrentHashMap<>();
@@ -47,6 +55,8 @@ public final class ModelEvents implements LifecycleListener {
   @Override
   public void loaded(String modelId, Model model, long sizeBytes, long loadNanos) {
     reasons.remove(modelId);
+    failed.remove(modelId);
+    unloaded.remove(modelId);
     if (model instanceof InferenceModel) {
       InferenceModel m = (InferenceModel) model;
       metadata.put(modelId, m.metadata());
@@ -56,11 +66,43 @@ public final class ModelEvents implements LifecycleListener {
 
   @Override
   public void loadFailed(String modelId, Throwable cause) {
-    reasons.put(modelId, "load failed: " + cause.getMessage());
+    String reason = "load failed: " + cause.getMessage();
+    reasons.put(modelId, reason);
+    failed.add(modelId);
+  }
+
+  /**
+   * Ends what an unload on request held of {@code modelId} (a load of its name was requested); a
+   * failed load still holds it.
+   */
+  void released(String modelId) {
+    unloaded.remove(modelId);
+  }
+
+  /** Marks {@code modelId} unloaded on request: not ready until it loads again. */
+  void unloaded(String modelId) {
+    unloaded.add(modelId);
+  }
+
+  /**
+   * Why {@code modelId}, which is not resident, is not ready, for a client: it was unloaded on
+   * request, its last load failed, or its config does not read or names what is not served; null
+   * when it will load on its next request (never loaded, or evicted).
+   */
+  String refusal(String modelId) {
+    if (failed.contains(modelId) || unloaded.contains(modelId)) {
+      String reason = reasons.get(modelId);
+      return reason != null ? redaction.apply(reason) : "unloaded";
+    }
+    String problem = configProblem(modelId);
+    return problem == null ? null : redaction.apply(problem);
   }
 
   @Override
   public void removed(String modelId, Model model, RemovalCause cause) {
+    if (!cause.isEviction()) { // unloaded on request: not ready until loaded again, as in Triton
+      unloaded.add(modelId);
+    }
     reasons.put(
         modelId,
         cause.isEviction()
@@ -83,18 +125,23 @@ public final class ModelEvents implements LifecycleListener {
     if (reason != null) {
       return reason;
     }
+    String problem = configProblem(modelId);
+    return problem != null ? problem : NOT_LOADED;
+  }
+
+  private String configProblem(String modelId) {
     Map<ModelId, String> problems = repository.configProblems();
     if (!problems.isEmpty()) {
       try {
         String problem = problems.get(ModelId.parse(modelId));
         if (problem != null) {
-          return problem + "; it fails to load";
+          return problem + "; it is refused until its config changes";
         }
       } catch (InvalidModelIdException e) {
         // an alias: its target's reason applies
       }
     }
-    return NOT_LOADED;
+    return null;
   }
 
   /** The metadata of the last load of {@code modelId}, or null when it never loaded. */
@@ -110,6 +157,8 @@ public final class ModelEvents implements LifecycleListener {
   /** Forgets what was known about {@code modelId} (an alias that now names nothing). */
   void forget(String modelId) {
     reasons.remove(modelId);
+    failed.remove(modelId);
+    unloaded.remove(modelId);
     metadata.remove(modelId);
     classes.remove(modelId);
   }

@@ -114,6 +114,11 @@ public final class ModelResolver {
     return repository.list();
   }
 
+  /** Forgets the cached highest version of {@code name}: the next lookup reads the repository. */
+  void forgetLatest(String name) {
+    latest.remove(name);
+  }
+
   private String latestVersion(ModelId bare) {
     long now = ticker.read();
     Latest cached = latest.get(bare.name());

@@ -26,6 +26,10 @@ import java.util.function.BiFunction;
  * status (HTTP's in {@code ErrorMapper}, gRPC's in {@code GrpcErrors}), so both answer a failure
  * alike. Immutable and thread-safe.
  *
+ * <p>Messages that clients match start with Triton's words where Triton has them: {@value
+ * #UNKNOWN_MODEL} for a model the repository does not hold, {@value #FAILED_LOAD} for a model that
+ * cannot be loaded; ModelKeeper's detail follows.
+ *
  * <p>The kind is chosen by the exception's type only, never its message: the server's own
  * exceptions carry theirs ({@link ServerException}); those of the libraries below it are mapped by
  * {@link #FOREIGN}, one row per type, the first whose type matches. Anything else is {@link
@@ -61,6 +65,12 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
     UNSUPPORTED
   }
 
+  /** Triton's words for a load that failed, which clients match, before ModelKeeper's detail. */
+  public static final String FAILED_LOAD = "failed to load";
+
+  /** Triton's words for a model it does not know, before ModelKeeper's detail. */
+  public static final String UNKNOWN_MODEL = "Request for unknown model: ";
+
   private static final System.Logger LOG = System.getLogger(Failure.class.getName());
   private static final Duration SHORT_RETRY = Duration.ofSeconds(1);
   private static final Duration DOWNLOAD_RETRY = Duration.ofSeconds(5);
@@ -79,7 +89,9 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
   /** The exceptions of the layers below the server, by type; the first row that matches wins. */
   private static final List<Row> FOREIGN =
       List.of(
-          row(ModelNotFoundException.class, (e, id) -> plain(Kind.NOT_FOUND, e)),
+          row(
+              ModelNotFoundException.class,
+              (e, id) -> new Failure(Kind.NOT_FOUND, UNKNOWN_MODEL + e.getMessage())),
           row(InvalidInputException.class, (e, id) -> plain(Kind.BAD_REQUEST, e)),
           row(InvalidModelIdException.class, (e, id) -> plain(Kind.BAD_REQUEST, e)),
           row(ModelTooLargeException.class, (e, id) -> plain(Kind.INSUFFICIENT_STORAGE, e)),
@@ -93,11 +105,11 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
           row(
               ModelUnservableException.class,
               (e, id) ->
-                  plain(
+                  new Failure(
                       ((ModelUnservableException) e).unsupported()
                           ? Kind.UNSUPPORTED
                           : Kind.UNSERVABLE,
-                      e)),
+                      failedLoad(e.getMessage()))),
           row(
               LoadBackoffException.class,
               (e, id) -> unavailable(e, ((LoadBackoffException) e).retryAfter())),
@@ -117,7 +129,8 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
           row(
               ModelLoadException.class,
               (e, id) ->
-                  new Failure(Kind.INTERNAL, e.getMessage() + " (request " + id + ")", null)),
+                  new Failure(
+                      Kind.INTERNAL, failedLoad(e.getMessage()) + " (request " + id + ")", null)),
           row(
               InferenceException.class,
               (e, id) -> {
@@ -141,6 +154,13 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
     return new Failure(
         Kind.INTERNAL,
         "internal server error; the server log has the details of request " + requestId);
+  }
+
+  /** {@code message} starting with Triton's words for a failed load. */
+  public static String failedLoad(String message) {
+    return message != null && message.startsWith(FAILED_LOAD)
+        ? message
+        : FAILED_LOAD + ": " + message;
   }
 
   private static Row row(

@@ -6,10 +6,12 @@ import dev.modelkeeper.onnx.TritonConfig;
 import dev.modelkeeper.server.admission.DirectBuffers;
 import dev.modelkeeper.server.auth.BearerAuth;
 import dev.modelkeeper.server.auth.UnauthorizedException;
+import dev.modelkeeper.server.control.ModelControl;
 import dev.modelkeeper.server.engine.Engine;
 import dev.modelkeeper.server.engine.InferenceService;
 import dev.modelkeeper.server.engine.ServerState;
 import dev.modelkeeper.server.engine.ServerVersion;
+import dev.modelkeeper.server.errors.BadRequestException;
 import dev.modelkeeper.server.errors.PathRedaction;
 import dev.modelkeeper.server.grpc.compression.GrpcCompression;
 import dev.modelkeeper.server.grpc.parsing.LenientParsing;
@@ -51,7 +53,9 @@ import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -293,16 +297,19 @@ public final class GrpcEndpoint {
   public static final class Service extends GRPCInferenceServiceGrpc.GRPCInferenceServiceImplBase {
 
     private final Engine engine;
+    private final ModelControl control;
     private final RequestIds requestIds;
     private final GrpcSharedMemory shm;
 
     /** A service without shared memory: a region named by a request is unknown. */
-    public Service(Engine engine, RequestIds requestIds) {
-      this(engine, requestIds, new SharedMemoryRegions(0));
+    public Service(Engine engine, ModelControl control, RequestIds requestIds) {
+      this(engine, control, requestIds, new SharedMemoryRegions(0));
     }
 
-    public Service(Engine engine, RequestIds requestIds, SharedMemoryRegions regions) {
+    public Service(
+        Engine engine, ModelControl control, RequestIds requestIds, SharedMemoryRegions regions) {
       this.engine = engine;
+      this.control = control;
       this.requestIds = requestIds;
       this.shm = new GrpcSharedMemory(regions);
     }
@@ -574,7 +581,9 @@ public final class GrpcEndpoint {
       run(
           out,
           () -> {
-            engine.load(request.getModelName());
+            Map<String, Object> parameters = new LinkedHashMap<>();
+            request.getParametersMap().forEach((k, v) -> parameters.put(k, GrpcTensors.value(v)));
+            control.load(request.getModelName(), ModelControl.Load.of(parameters));
             return RepositoryModelLoadResponse.getDefaultInstance();
           });
     }
@@ -585,7 +594,22 @@ public final class GrpcEndpoint {
       run(
           out,
           () -> {
-            engine.unload(request.getModelName());
+            boolean dependents = false;
+            for (Map.Entry<String, ModelRepositoryParameter> p :
+                request.getParametersMap().entrySet()) {
+              if (!p.getKey().equals(ModelControl.UNLOAD_DEPENDENTS)
+                  || p.getValue().getParameterChoiceCase()
+                      != ModelRepositoryParameter.ParameterChoiceCase.BOOL_PARAM) {
+                throw new BadRequestException(
+                    "an unload takes one parameter, '"
+                        + ModelControl.UNLOAD_DEPENDENTS
+                        + "' (bool_param); not '"
+                        + p.getKey()
+                        + "'");
+              }
+              dependents = p.getValue().getBoolParam();
+            }
+            control.unload(request.getModelName(), dependents);
             return RepositoryModelUnloadResponse.getDefaultInstance();
           });
     }

@@ -100,7 +100,11 @@ final class GrpcTensors {
       } else if (raw) {
         if (t.hasContents()) {
           throw new InvalidInputException(
-              "input '" + name + "' has typed contents in a request that uses raw_input_contents");
+              "contents field must not be specified when using raw_input_contents for '"
+                  + name
+                  + "' for model '"
+                  + in.getModelName()
+                  + "': send every input in raw_input_contents or every input in contents");
         }
         tensor =
             TensorInputs.read(
@@ -246,6 +250,17 @@ final class GrpcTensors {
       return new BigInteger(Long.toUnsignedString((Long) v));
     }
     return v;
+  }
+
+  /** A repository parameter's value: a Boolean, Long, String or byte[]; null when unset. */
+  static Object value(ModelRepositoryParameter p) {
+    return switch (p.getParameterChoiceCase()) {
+      case BOOL_PARAM -> p.getBoolParam();
+      case INT64_PARAM -> p.getInt64Param();
+      case STRING_PARAM -> p.getStringParam();
+      case BYTES_PARAM -> p.getBytesParam().toByteArray();
+      case PARAMETERCHOICE_NOT_SET -> null;
+    };
   }
 
   /** A boolean request parameter, or false. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.modelkeeper.onnx.memory.MemoryCost;
+import dev.modelkeeper.server.control.ModelControl;
 import dev.modelkeeper.server.engine.Engine;
 import dev.modelkeeper.server.errors.BadRequestException;
 import dev.modelkeeper.server.http.HttpResult;
@@ -12,7 +13,10 @@ import dev.modelkeeper.server.http.RequestRunner;
 import dev.modelkeeper.server.http.Routes;
 import dev.modelkeeper.server.request.ModelTarget;
 import io.javalin.http.Context;
+import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -22,17 +26,22 @@ import java.util.Optional;
  *
  * <p>States: {@code READY} (resident), {@code LOADING}, {@code UNLOADING} (draining leases or
  * clearing) and {@code UNAVAILABLE} with a {@code reason} (never loaded, unloaded, evicted, or the
- * last load's failure). Loading a name loads its highest version (a no-op when resident); unloading
- * a name unloads every resident version of it.
+ * last load's failure). Loading a name loads its highest version (a no-op when resident); its
+ * {@code parameters} may carry {@code config} (the model configuration in JSON, a string) and
+ * {@code file:<path>} (a model file in base64), which {@link ModelControl} applies until the next
+ * load. Unloading a name unloads every resident version of it ({@code unload_dependents} is
+ * accepted).
  */
 public final class RepositoryRoutes {
 
   private final Engine engine;
+  private final ModelControl control;
   private final Json json;
   private final RequestRunner runner;
 
-  public RepositoryRoutes(Engine engine, Json json, RequestRunner runner) {
+  public RepositoryRoutes(Engine engine, ModelControl control, Json json, RequestRunner runner) {
     this.engine = engine;
+    this.control = control;
     this.json = json;
     this.runner = runner;
   }
@@ -73,20 +82,73 @@ public final class RepositoryRoutes {
 
   private void load(Context ctx) {
     String name = ctx.pathParam("model");
+    Map<String, Object> parameters = new LinkedHashMap<>();
+    parameters(ctx, "load")
+        .properties()
+        .forEach(
+            p -> {
+              String key = p.getKey();
+              JsonNode v = p.getValue();
+              if (key.startsWith(ModelControl.FILE_PREFIX) && v.isTextual()) {
+                try {
+                  parameters.put(key, Base64.getDecoder().decode(v.textValue()));
+                } catch (IllegalArgumentException e) {
+                  throw new BadRequestException(
+                      "load parameter '" + key + "' must be the file's bytes in base64", e);
+                }
+              } else if (v.isTextual() || v.isObject()) { // a config given as an object: its JSON
+                parameters.put(key, v.isTextual() ? v.textValue() : v.toString());
+              } else if (v.isBoolean()) {
+                parameters.put(key, v.booleanValue());
+              } else {
+                parameters.put(key, v.isIntegralNumber() ? (Object) v.longValue() : v.toString());
+              }
+            });
+    ModelControl.Load load = ModelControl.Load.of(parameters);
     runner.submit(
         ctx,
         () -> {
-          ModelTarget t = engine.load(name);
+          ModelTarget t = control.load(name, load);
           return HttpResult.json(200, json.write(status(name, t.version(), "READY")));
         });
   }
 
+  /** The {@code parameters} object of a load or unload request's body; empty when none. */
+  private JsonNode parameters(Context ctx, String what) {
+    JsonNode request = json.readOptional(ctx.bodyAsBytes());
+    if (!request.isObject()) {
+      throw new BadRequestException("a " + what + " request must be a JSON object");
+    }
+    JsonNode parameters = request.path("parameters");
+    if (parameters.isMissingNode() || parameters.isNull()) {
+      return json.object();
+    }
+    if (!parameters.isObject()) {
+      throw new BadRequestException("'parameters' of a " + what + " request must be an object");
+    }
+    return parameters;
+  }
+
   private void unload(Context ctx) {
     String name = ctx.pathParam("model");
+    boolean dependents = false;
+    for (var p : parameters(ctx, "unload").properties()) {
+      if (!p.getKey().equals(ModelControl.UNLOAD_DEPENDENTS) || !p.getValue().isBoolean()) {
+        throw new BadRequestException(
+            "an unload takes one parameter, '"
+                + ModelControl.UNLOAD_DEPENDENTS
+                + "' (true or false); not '"
+                + p.getKey()
+                + "' = "
+                + p.getValue());
+      }
+      dependents = p.getValue().booleanValue();
+    }
+    boolean unloadDependents = dependents;
     runner.submit(
         ctx,
         () -> {
-          List<String> keys = engine.unload(name);
+          List<String> keys = control.unload(name, unloadDependents);
           ObjectNode body = status(name, null, "UNAVAILABLE");
           ArrayNode unloaded = body.putArray("unloaded");
           keys.forEach(unloaded::add);

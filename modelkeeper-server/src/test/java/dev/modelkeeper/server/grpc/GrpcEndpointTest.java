@@ -616,4 +616,52 @@ class GrpcEndpointTest {
     }
     throw new AssertionError("the call succeeded");
   }
+
+  @Test
+  void repositoryModelLoad_withConfigOverride_appliesIt_untilAPlainLoad_andRefusesBadParameters() {
+    GRPCInferenceServiceBlockingStub authed = withToken(grpc);
+    authed.repositoryModelLoad(
+        RepositoryModelLoadRequest.newBuilder()
+            .setModelName("mlp-small")
+            .putParameters(
+                "config",
+                ModelRepositoryParameter.newBuilder()
+                    .setStringParam("{\"max_batch_size\": 3}")
+                    .build())
+            .build());
+    assertThat(
+            grpc.modelConfig(ModelConfigRequest.newBuilder().setName("mlp-small").build())
+                .getConfig()
+                .getMaxBatchSize())
+        .isEqualTo(3);
+    authed.repositoryModelLoad(
+        RepositoryModelLoadRequest.newBuilder().setModelName("mlp-small").build());
+    assertThat(
+            grpc.modelConfig(ModelConfigRequest.newBuilder().setName("mlp-small").build())
+                .getConfig()
+                .getMaxBatchSize())
+        .isNotEqualTo(3);
+    assertThat(
+            code(
+                () ->
+                    authed.repositoryModelLoad(
+                        RepositoryModelLoadRequest.newBuilder()
+                            .setModelName("mlp-small")
+                            .putParameters(
+                                "config",
+                                ModelRepositoryParameter.newBuilder().setBoolParam(true).build())
+                            .build())))
+        .isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(
+            code(
+                () ->
+                    authed.repositoryModelUnload(
+                        RepositoryModelUnloadRequest.newBuilder()
+                            .setModelName("mlp-small")
+                            .putParameters(
+                                "force",
+                                ModelRepositoryParameter.newBuilder().setBoolParam(true).build())
+                            .build())))
+        .isEqualTo(Status.Code.INVALID_ARGUMENT);
+  }
 }

@@ -42,10 +42,10 @@ class ErrorMapperTest {
   }
 
   @Test
-  void toResult_modelNotFound_is404() {
+  void toResult_modelNotFound_is404_inTritonsWordsFirst() {
     HttpResult r = map(new ModelNotFoundException("no model 'x'"));
     assertThat(r.status()).isEqualTo(404);
-    assertThat(body(r)).isEqualTo("{\"error\":\"no model 'x'\"}");
+    assertThat(body(r)).isEqualTo("{\"error\":\"Request for unknown model: no model 'x'\"}");
     assertThat(r.contentType()).isEqualTo("application/json");
   }
 
