@@ -14,8 +14,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,23 +62,6 @@ class UnknownModelCapTest {
             .args("--repository", repository.toString(), "--max-memory", "1GiB")
             .start()) {
       List<long[]> samples = Collections.synchronizedList(new ArrayList<>()); // {nanos, rss}
-      AtomicBoolean sampling = new AtomicBoolean(true);
-      Thread sampler =
-          new Thread(
-              () -> {
-                while (sampling.get()) {
-                  samples.add(new long[] {System.nanoTime(), rss(server.pid())});
-                  try {
-                    Thread.sleep(20); // a sampling period, not an ordering of threads
-                  } catch (InterruptedException e) {
-                    return;
-                  }
-                }
-              },
-              "rss-sampler");
-      sampler.setDaemon(true);
-      sampler.start();
-
       HttpClient http =
           HttpClient.newBuilder()
               .version(HttpClient.Version.HTTP_1_1)
@@ -83,27 +70,54 @@ class UnknownModelCapTest {
       String base = "http://" + server.httpAddress();
       String big = body("data_0", "[1,3,224,224]", 3 * 224 * 224);
       String small = body("x", "[3,4,5]", 60);
-      List<Answer> bigAnswers = new ArrayList<>();
-      int smallServed = 0;
-      long firstAnswered = 0;
+      List<Answer> bigAnswers = Collections.synchronizedList(new ArrayList<>());
+      AtomicInteger smallServed = new AtomicInteger();
+      AtomicLong answeredFirst = new AtomicLong();
+      CompletableFuture<Void> loop = new CompletableFuture<>();
       long end = System.nanoTime() + LOOP.toNanos();
-      while (System.nanoTime() < end && bigAnswers.size() < MAX_PAIRS) {
-        long pairStart = System.nanoTime();
-        bigAnswers.add(Answer.of(post(http, base + "/v2/models/vgg/infer", big)));
-        if (firstAnswered == 0) {
-          firstAnswered = System.nanoTime();
-        }
-        HttpResponse<String> s = post(http, base + "/v2/models/small/infer", small);
-        assertThat(s.statusCode()).as(s.body()).isEqualTo(200);
-        smallServed++;
-        // a steady pace of requests over the whole two minutes, not a flood
-        TimeUnit.NANOSECONDS.sleep(Math.max(0, PACE.toNanos() - (System.nanoTime() - pairStart)));
+      // RSS sampled every 20 ms; one pair of requests every 50 ms, a steady pace over the whole
+      // two minutes rather than a flood (a fixed-rate task never overlaps itself)
+      ScheduledExecutorService clock = Executors.newScheduledThreadPool(2);
+      try {
+        clock.scheduleAtFixedRate(
+            () -> samples.add(new long[] {System.nanoTime(), rss(server.pid())}),
+            0,
+            20,
+            TimeUnit.MILLISECONDS);
+        clock.scheduleAtFixedRate(
+            () -> {
+              if (loop.isDone()) {
+                return;
+              }
+              if (System.nanoTime() >= end || bigAnswers.size() >= MAX_PAIRS) {
+                loop.complete(null);
+                return;
+              }
+              try {
+                bigAnswers.add(Answer.of(post(http, base + "/v2/models/vgg/infer", big)));
+                answeredFirst.compareAndSet(0, System.nanoTime());
+                HttpResponse<String> r = post(http, base + "/v2/models/small/infer", small);
+                if (r.statusCode() != 200) {
+                  throw new AssertionError(
+                      "small model answered " + r.statusCode() + ": " + r.body());
+                }
+                smallServed.incrementAndGet();
+              } catch (Throwable t) {
+                loop.completeExceptionally(t);
+              }
+            },
+            0,
+            PACE.toMillis(),
+            TimeUnit.MILLISECONDS);
+        loop.get(LOOP.toSeconds() + 120, TimeUnit.SECONDS);
+      } finally {
+        clock.shutdownNow();
+        clock.awaitTermination(10, TimeUnit.SECONDS);
       }
-      sampling.set(false);
-      sampler.join(TimeUnit.SECONDS.toMillis(5));
+      long firstAnswered = answeredFirst.get();
 
       assertThat(bigAnswers).hasSizeGreaterThan(10);
-      assertThat(smallServed).isEqualTo(bigAnswers.size());
+      assertThat(smallServed.get()).isEqualTo(bigAnswers.size());
       for (Answer r : bigAnswers.subList(1, bigAnswers.size())) {
         assertThat(r.status()).as(r.body()).isEqualTo(507);
         assertThat(r.retryAfter()).isFalse();
@@ -135,7 +149,7 @@ class UnknownModelCapTest {
       assertThat(max).as("the most RSS held once back under the cap").isLessThanOrEqualTo(CAP);
       System.out.printf(
           "[cap] %d answers for the big model, %d for the small one; max RSS after %.2f MiB%n",
-          bigAnswers.size(), smallServed, max / 1048576.0);
+          bigAnswers.size(), smallServed.get(), max / 1048576.0);
     }
   }
 
