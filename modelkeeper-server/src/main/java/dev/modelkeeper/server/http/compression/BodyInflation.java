@@ -125,7 +125,9 @@ public final class BodyInflation {
           inflating.close();
           failed.accept(
               new PayloadTooLargeException(
-                  "the request body inflates to more than the limit of " + maxBytes + " bytes"));
+                  "the request body inflates to more than the limit of "
+                      + maxBytes
+                      + " bytes (max-request-bytes)"));
           return;
         }
         ByteBuffer piece = ByteBuffer.wrap(step, 0, n);

@@ -66,7 +66,8 @@ class CompressedBodiesTest {
       assertThat(bomb.length).isLessThan(1 << 20);
       Http.Response refused = post(http, coding, bomb);
       assertThat(refused.status()).isEqualTo(413);
-      assertThat(refused.error()).contains("inflates to more than the limit of 1048576 bytes");
+      assertThat(refused.error())
+          .contains("inflates to more than the limit of 1048576 bytes (max-request-bytes)");
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> server.inflightBytes() == 0);
       assertThat(
               post(http, coding, compress(coding, X.getBytes(StandardCharsets.UTF_8), 0)).status())
