@@ -5,6 +5,7 @@ import static java.lang.System.Logger.Level.WARNING;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -79,6 +80,14 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   /** Bytes set aside for the rest of the process. */
   @GuardedBy("lock")
   private long outsideBytes;
+
+  /** Working memory reserved by runs in progress, by model. */
+  @GuardedBy("lock")
+  private final Map<String, Long> workingById = new HashMap<>();
+
+  /** The waits for room in progress. */
+  @GuardedBy("lock")
+  private final RoomWaits waits = new RoomWaits();
 
   /** Bumped on every change that may make room. */
   @GuardedBy("lock")
@@ -235,8 +244,98 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     if (options.maxBytes() <= 0 || bytes <= 0) {
       return Reservation.NONE;
     }
-    makeRoom(modelId, bytes, false);
-    return new WorkingReservation(bytes);
+    makeRoom(modelId, bytes, false, false);
+    return new WorkingReservation(modelId, bytes);
+  }
+
+  /**
+   * As {@link #reserveWorking}, except that when the run would wait while another run already waits
+   * holding its lease, it throws {@link StepBackException} instead of waiting: the caller then
+   * closes its lease, calls {@link StepBackException#awaitRoom()} and tries again (see the class
+   * comment: this is what keeps waits free of cycles). Thread-safe; call it with no lock held.
+   *
+   * @throws StepBackException when the caller is to step back and try again
+   * @throws ModelTooLargeException when {@code bytes} exceed what the budget can ever hold
+   * @throws CapacityExceededException when no room came before the deadline
+   */
+  public Reservation reserveWorkingOrStepBack(String modelId, long bytes) {
+    if (options.maxBytes() <= 0 || bytes <= 0) {
+      return Reservation.NONE;
+    }
+    makeRoom(modelId, bytes, false, true);
+    return new WorkingReservation(modelId, bytes);
+  }
+
+  /** See {@link StepBackException#awaitRoom()}. */
+  void awaitRoomAfterStepBack(String modelId, long bytes, long maxNanos) {
+    long start = System.nanoTime();
+    long deadline = start + Math.min(capacityTimeoutNanos, Math.max(0, maxNanos));
+    lockOrTimeout();
+    try {
+      awaitRoomLocked(waits.enter(modelId, false, bytes, start, false), deadline);
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
+      throw new LifecycleInterruptedException(
+          "interrupted while '" + modelId + "' waited for room in the budget");
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @GuardedBy("lock")
+  private void awaitRoomLocked(RoomWaits.Waiter waiter, long deadline) throws InterruptedException {
+    try {
+      while (waits.leaseHolders() > 0 && overBudget(0, waiter.bytes)) {
+        long remaining = deadline - System.nanoTime();
+        if (remaining <= 0) {
+          throw reject(
+              waiter.modelId, false, "no room after waiting", System.nanoTime() - waiter.since);
+        }
+        awaitChange(waiter, remaining);
+      }
+    } finally {
+      waits.leave(waiter);
+    }
+  }
+
+  /**
+   * The waits for room in progress (loads, and runs waiting for working memory), longest first; a
+   * snapshot. Thread-safe.
+   */
+  public List<MemoryWait> waits() {
+    lockOrTimeout();
+    try {
+      return waits.snapshot(System.nanoTime());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Waits for a signal up to {@code remaining} nanoseconds; a waiter that passes the stall
+   * threshold logs its diagnosis first, once.
+   */
+  @GuardedBy("lock")
+  private void awaitChange(RoomWaits.Waiter waiter, long remaining) throws InterruptedException {
+    long now = System.nanoTime();
+    long untilStall = waiter.since + RoomWaits.STALL_NANOS - now;
+    if (!waiter.reported && untilStall <= 0) {
+      waiter.reported = true;
+      LOG.log(WARNING, waits.diagnosis(waiter, now, state(), Map.copyOf(workingById), loading()));
+    }
+    changed.awaitNanos(waiter.reported ? remaining : Math.min(remaining, untilStall));
+  }
+
+  @GuardedBy("lock")
+  private List<String> loading() {
+    List<String> ids = new ArrayList<>();
+    slots.forEach(
+        (id, s) -> {
+          if (s.loading) {
+            ids.add(id);
+          }
+        });
+    return ids;
   }
 
   /**
@@ -256,11 +355,11 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
       if (overBudget(0, bytes)) {
         return Optional.empty();
       }
-      workingBytes += bytes;
+      addWorking(modelId, bytes);
     } finally {
       lock.unlock();
     }
-    return Optional.of(new WorkingReservation(bytes));
+    return Optional.of(new WorkingReservation(modelId, bytes));
   }
 
   /**
@@ -316,11 +415,19 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
     void close();
   }
 
+  @GuardedBy("lock")
+  private void addWorking(String modelId, long bytes) {
+    workingBytes += bytes;
+    workingById.merge(modelId, bytes, Long::sum);
+  }
+
   private final class WorkingReservation implements Reservation {
+    private final String modelId;
     private final long bytes;
     private final AtomicBoolean open = new AtomicBoolean(true);
 
-    WorkingReservation(long bytes) {
+    WorkingReservation(String modelId, long bytes) {
+      this.modelId = modelId;
       this.bytes = bytes;
     }
 
@@ -330,6 +437,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
         lock.lock();
         try {
           workingBytes -= bytes;
+          workingById.computeIfPresent(modelId, (id, b) -> b == bytes ? null : b - bytes);
           signalChangeLocked();
         } finally {
           lock.unlock();
@@ -340,9 +448,11 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
 
   /**
    * Reserves room for {@code bytes}: a slot for a load of {@code id} when {@code slot}, else
-   * working memory of a run of {@code id}; runs on the caller's thread, no lock held.
+   * working memory of a run of {@code id}, which holds a lease of it (a run that {@code
+   * mayStepBack} steps back rather than be a second run waiting so); runs on the caller's thread,
+   * no lock held.
    */
-  private void makeRoom(String id, long bytes, boolean slot) {
+  private void makeRoom(String id, long bytes, boolean slot, boolean mayStepBack) {
     long own = slot ? 0 : residentBytesOf(id);
     if (options.maxBytes() > 0 && own + bytes > options.maxBytes()) {
       capacityRejections.increment();
@@ -357,77 +467,107 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
               + "; waiting cannot make room for it");
     }
     long deadline = System.nanoTime() + capacityTimeoutNanos;
-    boolean waited = false;
+    RoomWaits.Waiter waiter = null;
     Set<String> failedVictims = new HashSet<>(); // their clearCache() threw: not tried again here
-    for (; ; ) {
-      long seen;
-      RemovalCause cause;
-      lockOrTimeout();
-      try {
-        if (!overBudget(slot ? 1 : 0, bytes)) {
-          if (slot) {
-            slots.put(id, new Slot(bytes, true));
-            usedBytes += bytes;
-          } else {
-            workingBytes += bytes;
+    try {
+      for (; ; ) {
+        long seen;
+        RemovalCause cause;
+        lockOrTimeout();
+        try {
+          if (!overBudget(slot ? 1 : 0, bytes)) {
+            if (slot) {
+              slots.put(id, new Slot(bytes, true));
+              usedBytes += bytes;
+            } else {
+              addWorking(id, bytes);
+            }
+            return;
           }
-          return;
+          // the first pass always looks for a victim: a zero timeout refuses only a load that
+          // finds none
+          if (waiter != null && System.nanoTime() - deadline > 0) {
+            throw reject(id, slot, "no room before the deadline", capacityTimeoutNanos);
+          }
+          cause =
+              slot && slots.size() + 1 > options.maxSize()
+                  ? RemovalCause.COUNT_BUDGET
+                  : RemovalCause.BYTE_BUDGET;
+          seen = version;
+        } finally {
+          lock.unlock();
         }
-        // the first pass always looks for a victim: a zero timeout refuses only a load that
-        // finds none
-        if (waited && System.nanoTime() - deadline > 0) {
-          throw reject(id, slot, "no room before the deadline", capacityTimeoutNanos);
+        boolean mayFree = false;
+        boolean evicted = false;
+        List<String> leased = new ArrayList<>();
+        for (String victim : residents.leastRecentFirst()) {
+          if (victim.equals(id) || pinned.contains(victim) || failedVictims.contains(victim)) {
+            continue;
+          }
+          EvictionOutcome outcome = residents.evict(victim, cause);
+          if (outcome == EvictionOutcome.EVICTED) {
+            evicted = true;
+            break;
+          }
+          if (outcome == EvictionOutcome.FAILED) {
+            failedVictims.add(victim);
+          }
+          if (outcome == EvictionOutcome.BUSY) {
+            mayFree = true;
+            leased.add(victim);
+          }
         }
-        cause =
-            slot && slots.size() + 1 > options.maxSize()
-                ? RemovalCause.COUNT_BUDGET
-                : RemovalCause.BYTE_BUDGET;
-        seen = version;
-      } finally {
-        lock.unlock();
-      }
-      boolean mayFree = false;
-      boolean evicted = false;
-      for (String victim : residents.leastRecentFirst()) {
-        if (victim.equals(id) || pinned.contains(victim) || failedVictims.contains(victim)) {
+        if (evicted) {
           continue;
         }
-        EvictionOutcome outcome = residents.evict(victim, cause);
-        if (outcome == EvictionOutcome.EVICTED) {
-          evicted = true;
-          break;
-        }
-        if (outcome == EvictionOutcome.FAILED) {
-          failedVictims.add(victim);
-        }
-        mayFree |= outcome == EvictionOutcome.BUSY;
-      }
-      if (evicted) {
-        continue;
-      }
-      lockOrTimeout();
-      try {
-        mayFree |= workingBytes > 0 || slots.values().stream().anyMatch(s -> s.loading);
-        if (!mayFree && version == seen) {
-          throw reject(id, slot, "nothing can be evicted", 0);
-        }
-        if (!waited) {
-          waited = true;
-          capacityWaits.increment();
-        }
-        while (version == seen) {
-          long remaining = deadline - System.nanoTime();
-          if (remaining <= 0) {
-            throw reject(id, slot, "no room after waiting", capacityTimeoutNanos);
+        lockOrTimeout();
+        try {
+          mayFree |= workingBytes > 0 || slots.values().stream().anyMatch(s -> s.loading);
+          if (!mayFree && version == seen) {
+            throw reject(id, slot, "nothing can be evicted", 0);
           }
-          changed.awaitNanos(remaining);
+          if (waiter == null) {
+            if (mayStepBack && waits.leaseHolders() > 0) {
+              throw new StepBackException(
+                  this,
+                  id,
+                  bytes,
+                  "no working memory to run '"
+                      + id
+                      + "' now: another run waits for room holding its lease ("
+                      + state()
+                      + ")");
+            }
+            waiter = waits.enter(id, slot, bytes, System.nanoTime(), !slot);
+            capacityWaits.increment();
+          }
+          waiter.leased = leased;
+          while (version == seen) {
+            long remaining = deadline - System.nanoTime();
+            if (remaining <= 0) {
+              throw reject(id, slot, "no room after waiting", capacityTimeoutNanos);
+            }
+            awaitChange(waiter, remaining);
+          }
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw new LifecycleInterruptedException(
+              "interrupted while '" + id + "' waited for room in the budget");
+        } finally {
+          lock.unlock();
         }
-      } catch (InterruptedException interrupted) {
-        Thread.currentThread().interrupt();
-        throw new LifecycleInterruptedException(
-            "interrupted while '" + id + "' waited for room in the budget");
-      } finally {
-        lock.unlock();
+      }
+    } finally {
+      if (waiter != null) {
+        lock.lock();
+        try {
+          waits.leave(waiter);
+          if (waiter.holdsLease) {
+            signalChangeLocked(); // a run that stepped back may now wait in its place
+          }
+        } finally {
+          lock.unlock();
+        }
       }
     }
   }
@@ -444,7 +584,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
   }
 
   /** {@code bytes} in MiB with one decimal, and exactly. */
-  private static String mib(long bytes) {
+  static String mib(long bytes) {
     return String.format(Locale.ROOT, "%.1f MiB (%d bytes)", bytes / 1048576.0, bytes);
   }
 
@@ -546,7 +686,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
 
     @Override
     public void admit(String modelId, long predictedBytes) {
-      makeRoom(modelId, Math.max(0, predictedBytes), true);
+      makeRoom(modelId, Math.max(0, predictedBytes), true, false);
     }
 
     @Override

@@ -14,7 +14,6 @@ import dev.modelkeeper.onnx.OverridingRepository;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.RepositoryModelRegistry;
 import dev.modelkeeper.onnx.memory.MemoryCosts;
-import dev.modelkeeper.onnx.memory.WorkingMemory;
 import dev.modelkeeper.onnx.optimized.OptimizedModels;
 import dev.modelkeeper.server.admission.DirectBuffers;
 import dev.modelkeeper.server.admission.InflightBytes;
@@ -48,6 +47,7 @@ import dev.modelkeeper.server.http.OriginGuard;
 import dev.modelkeeper.server.http.RequestRunner;
 import dev.modelkeeper.server.http.Routes;
 import dev.modelkeeper.server.management.ManagementRoutes;
+import dev.modelkeeper.server.memory.BudgetWorkingMemory;
 import dev.modelkeeper.server.memory.MemoryCap;
 import dev.modelkeeper.server.memory.MemoryGuard;
 import dev.modelkeeper.server.memory.ModelMemory;
@@ -88,7 +88,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -306,25 +305,7 @@ public final class ModelKeeperServer implements AutoCloseable {
                 OnnxModelOptions.defaults()
                     .withMemoryCosts(costs)
                     .withOptimizedModels(forms)
-                    .withWorkingMemory(
-                        new WorkingMemory() {
-                          @Override
-                          public WithFixedSizeCache.Reservation reserve(String id, long bytes) {
-                            return budget.get().reserveWorking(id, bytes);
-                          }
-
-                          @Override
-                          public Optional<WithFixedSizeCache.Reservation> tryReserve(
-                              String id, long bytes) {
-                            return budget.get().tryReserveWorking(id, bytes);
-                          }
-
-                          @Override
-                          public long modelRoom() {
-                            long room = budget.get().options().maxBytes();
-                            return room > 0 ? room : Long.MAX_VALUE;
-                          }
-                        }));
+                    .withWorkingMemory(new BudgetWorkingMemory(budget::get)));
     BaseModelManager base =
         new BaseModelManager(
             resolver.registry(refusingLoadsWhenStopping(registry)),

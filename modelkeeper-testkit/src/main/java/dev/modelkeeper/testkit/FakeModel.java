@@ -1,6 +1,7 @@
 package dev.modelkeeper.testkit;
 
 import dev.modelkeeper.core.ModelNotLoadedException;
+import dev.modelkeeper.core.WithFixedSizeCache;
 import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.InferenceModel;
@@ -27,6 +28,7 @@ public final class FakeModel implements InferenceModel {
   private final long size;
   private final Supplier<Gate> inferGate;
   private final Supplier<RuntimeException> inferFailure;
+  private final Supplier<WithFixedSizeCache.Reservation> working;
   private final AtomicInteger running = new AtomicInteger();
   private final AtomicInteger clears = new AtomicInteger();
   private final List<String> violations = new CopyOnWriteArrayList<>();
@@ -38,7 +40,8 @@ public final class FakeModel implements InferenceModel {
       String version,
       long size,
       Supplier<Gate> inferGate,
-      Supplier<RuntimeException> inferFailure) {
+      Supplier<RuntimeException> inferFailure,
+      Supplier<WithFixedSizeCache.Reservation> working) {
     this.metadata =
         new ModelMetadata(
             name,
@@ -51,6 +54,7 @@ public final class FakeModel implements InferenceModel {
     this.size = size;
     this.inferGate = inferGate;
     this.inferFailure = inferFailure;
+    this.working = working;
   }
 
   /** The names of the threads that ran this model's inferences, in order. */
@@ -85,41 +89,47 @@ public final class FakeModel implements InferenceModel {
       if (f != null) {
         throw f;
       }
-      Tensor x = inputs.get("x");
-      if (x == null || inputs.size() != 1) {
-        throw new InvalidInputException(
-            "fake model needs exactly input 'x', got " + inputs.keySet());
+      try (WithFixedSizeCache.Reservation reserved = working.get()) {
+        return compute(inputs, requestedOutputs);
       }
-      if (x.datatype() != Datatype.FP32) {
-        throw new InvalidInputException("input 'x' must be FP32");
-      }
-      float[] in = x.floats();
-      float[] out = new float[in.length];
-      for (int i = 0; i < in.length; i++) {
-        out[i] = 2 * in[i];
-      }
-      Map<String, Tensor> all = new LinkedHashMap<>();
-      all.put("y", Tensor.ofFloats("y", new long[] {out.length}, out));
-      all.put("n", Tensor.ofLongs("n", new long[] {1}, in.length));
-      if (requestedOutputs == null || requestedOutputs.isEmpty()) {
-        return all;
-      }
-      Map<String, Tensor> picked = new LinkedHashMap<>();
-      for (String name : requestedOutputs) {
-        if (!all.containsKey(name)) {
-          throw new InvalidInputException("no output '" + name + "'");
-        }
-      }
-      all.forEach(
-          (k, v) -> {
-            if (requestedOutputs.contains(k)) {
-              picked.put(k, v);
-            }
-          });
-      return picked;
     } finally {
       running.decrementAndGet();
     }
+  }
+
+  private static Map<String, Tensor> compute(
+      Map<String, Tensor> inputs, Set<String> requestedOutputs) {
+    Tensor x = inputs.get("x");
+    if (x == null || inputs.size() != 1) {
+      throw new InvalidInputException("fake model needs exactly input 'x', got " + inputs.keySet());
+    }
+    if (x.datatype() != Datatype.FP32) {
+      throw new InvalidInputException("input 'x' must be FP32");
+    }
+    float[] in = x.floats();
+    float[] out = new float[in.length];
+    for (int i = 0; i < in.length; i++) {
+      out[i] = 2 * in[i];
+    }
+    Map<String, Tensor> all = new LinkedHashMap<>();
+    all.put("y", Tensor.ofFloats("y", new long[] {out.length}, out));
+    all.put("n", Tensor.ofLongs("n", new long[] {1}, in.length));
+    if (requestedOutputs == null || requestedOutputs.isEmpty()) {
+      return all;
+    }
+    Map<String, Tensor> picked = new LinkedHashMap<>();
+    for (String name : requestedOutputs) {
+      if (!all.containsKey(name)) {
+        throw new InvalidInputException("no output '" + name + "'");
+      }
+    }
+    all.forEach(
+        (k, v) -> {
+          if (requestedOutputs.contains(k)) {
+            picked.put(k, v);
+          }
+        });
+    return picked;
   }
 
   @Override

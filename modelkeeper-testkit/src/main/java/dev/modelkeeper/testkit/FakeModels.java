@@ -8,6 +8,7 @@ import dev.modelkeeper.onnx.ModelArtifact;
 import dev.modelkeeper.onnx.ModelId;
 import dev.modelkeeper.onnx.ModelRepository;
 import dev.modelkeeper.onnx.RepositoryEntry;
+import dev.modelkeeper.onnx.memory.WorkingMemory;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -29,6 +30,8 @@ public final class FakeModels implements ModelRegistry, ModelRepository {
   private final Map<String, RuntimeException> inferFailures = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> constructions = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<FakeModel> built = new ConcurrentLinkedQueue<>();
+  private volatile WorkingMemory workingMemory = WorkingMemory.NONE;
+  private volatile long workingBytes;
 
   /** Fake models with the given {@code name/version} identifiers, each 1000 bytes. */
   public static FakeModels of(String... ids) {
@@ -53,6 +56,16 @@ public final class FakeModels implements ModelRegistry, ModelRepository {
   /** The next inference of {@code id} pauses at {@code gate}. */
   public FakeModels gateInfer(String id, Gate gate) {
     inferGates.put(id, gate);
+    return this;
+  }
+
+  /**
+   * Every later inference reserves {@code bytes} of working memory from {@code memory} once past
+   * its gate (if any), as an ONNX model's run does, and holds it until the run ends.
+   */
+  public FakeModels working(WorkingMemory memory, long bytes) {
+    this.workingMemory = memory;
+    this.workingBytes = bytes;
     return this;
   }
 
@@ -115,7 +128,8 @@ public final class FakeModels implements ModelRegistry, ModelRepository {
                 mid.version(),
                 sizes.get(id),
                 () -> inferGates.remove(id),
-                () -> inferFailures.get(id));
+                () -> inferFailures.get(id),
+                () -> workingMemory.reserve(id, workingBytes));
         built.add(m);
         return m;
       }

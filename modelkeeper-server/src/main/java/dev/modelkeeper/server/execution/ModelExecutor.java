@@ -1,6 +1,7 @@
 package dev.modelkeeper.server.execution;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.modelkeeper.core.StepBackException;
 import dev.modelkeeper.core.Ticker;
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.InferenceException;
@@ -420,10 +421,24 @@ final class ModelExecutor {
               };
           leased = at;
         }
-        if (onlyIfResident) {
-          ran = access.withModelIfResident(live.get(0).target, work);
-        } else {
-          access.withModel(live.get(0).target, work);
+        for (boolean first = true; ; first = false) {
+          try {
+            if (onlyIfResident && first) {
+              ran = access.withModelIfResident(live.get(0).target, work);
+            } else {
+              access.withModel(live.get(0).target, work);
+            }
+            break;
+          } catch (StepBackException back) {
+            // another run waits for working memory holding its lease: this one's lease is closed
+            // now, so its model may be evicted for that run; it waits holding nothing, then tries
+            // again (calls answered before it stepped back keep their answers)
+            live.removeIf(c -> c.outcome != Call.PENDING || c.result.isDone());
+            if (live.isEmpty()) {
+              break;
+            }
+            back.awaitRoom(earliestDeadline(live) - ticker.read());
+          }
         }
         if (ran && traced) {
           for (Call c : live) {
@@ -534,6 +549,8 @@ final class ModelExecutor {
       }
       after.answering(out);
       answers.add(() -> c.result.complete(out));
+    } catch (StepBackException e) {
+      throw e; // the whole run steps back and tries again
     } catch (RuntimeException e) {
       c.outcome = Call.FAILED;
       if (c.span.recording()) {
@@ -541,6 +558,14 @@ final class ModelExecutor {
       }
       answers.add(() -> c.result.completeExceptionally(e));
     }
+  }
+
+  private static long earliestDeadline(List<Call> calls) {
+    long earliest = Long.MAX_VALUE;
+    for (Call c : calls) {
+      earliest = Math.min(earliest, c.deadline);
+    }
+    return earliest;
   }
 
   private static boolean traced(List<Call> calls) {
