@@ -5,9 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.modelkeeper.core.testkit.Async;
 import dev.modelkeeper.core.testkit.FakeTicker;
+import dev.modelkeeper.core.testkit.Gate;
 import dev.modelkeeper.core.testkit.Invariants;
+import dev.modelkeeper.core.testkit.LogCapture;
 import dev.modelkeeper.core.testkit.TestRegistry;
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -172,5 +178,96 @@ class WorkingMemoryTest {
     assertThat(cache.keys()).containsExactly("c");
     assertThat(cache.usedBytes()).isEqualTo(70);
     assertThat(Invariants.check(cache, base, cache, registry)).isEmpty();
+  }
+
+  @Test
+  void aSecondRunThatWouldWaitHoldingItsLease_stepsBack_andTheFirstRunsOnceItsLeaseCloses()
+      throws Exception {
+    WithFixedSizeCache cache = cache(100, Duration.ofSeconds(30));
+    cache.addModel("a", "k");
+    cache.addModel("b", "k");
+    ModelLease leaseOfB = cache.acquire("b", "k");
+    Async<Set<String>> runOfA =
+        Async.call(
+            "run of a",
+            () -> {
+              try (ModelLease lease = cache.acquire("a", "k");
+                  WithFixedSizeCache.Reservation run = cache.reserveWorkingOrStepBack("a", 30)) {
+                return cache.keys();
+              }
+            });
+    awaitWaits(cache, 1);
+    assertThat(cache.waits())
+        .singleElement()
+        .satisfies(
+            w -> {
+              assertThat(w.what()).isEqualTo("a run of 'a'");
+              assertThat(w.bytes()).isEqualTo(30);
+              assertThat(w.holdsLease()).isTrue();
+            });
+
+    StepBackException back = null;
+    try {
+      cache.reserveWorkingOrStepBack("b", 30).close();
+    } catch (StepBackException e) {
+      back = e;
+    }
+    assertThat(back).as("the second run steps back instead of waiting").isNotNull();
+    assertThat(back.modelId()).isEqualTo("b");
+    assertThat(back).hasMessageContaining("another run waits for room holding its lease");
+    leaseOfB.close();
+
+    assertThat(runOfA.join()).containsExactly("a"); // b went to make room for the run
+    back.awaitRoom(TimeUnit.SECONDS.toNanos(5)); // returns at once: nobody waits any longer
+    assertThat(cache.waits()).isEmpty();
+    assertThat(cache.workingBytes()).isZero();
+    assertThat(Invariants.check(cache, base, cache, registry)).isEmpty();
+  }
+
+  @Test
+  void aRunThatWaitsPastASecond_logsOneLineNamingWhatHoldsTheRoom() throws Exception {
+    WithFixedSizeCache cache = cache(100, Duration.ofSeconds(30));
+    cache.addModel("a", "k");
+    cache.addModel("b", "k");
+    try (LogCapture log = LogCapture.of(WithFixedSizeCache.class)) {
+      ModelLease leaseOfB = cache.acquire("b", "k");
+      Async<Void> runOfA =
+          Async.run(
+              "run of a",
+              () -> {
+                try (ModelLease lease = cache.acquire("a", "k");
+                    WithFixedSizeCache.Reservation run = cache.reserveWorking("a", 30)) {
+                  assertThat(lease.modelId()).isEqualTo("a");
+                }
+              });
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Gate.TIMEOUT_SECONDS);
+      while (log.messages(Level.WARNING).isEmpty() && System.nanoTime() < deadline) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // polling a condition
+      }
+      leaseOfB.close();
+      runOfA.join();
+
+      assertThat(log.messages(Level.WARNING))
+          .singleElement()
+          .satisfies(
+              line -> {
+                assertThat(line).startsWith("a run of 'a' has waited ");
+                assertThat(line).contains("of working memory, holding its lease; held by: ");
+                assertThat(line).contains("leases of [b]");
+                assertThat(line).doesNotContain("\n");
+              });
+      assertThat(log.entries()).allSatisfy(e -> assertThat(e.thrown()).isNull());
+    }
+    assertThat(cache.waits()).isEmpty();
+  }
+
+  private static void awaitWaits(WithFixedSizeCache cache, int n) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Gate.TIMEOUT_SECONDS);
+    while (cache.waits().size() < n) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("fewer than " + n + " waits: " + cache.waits());
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // polling a condition
+    }
   }
 }
