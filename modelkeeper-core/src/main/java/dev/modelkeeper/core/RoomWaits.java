@@ -89,9 +89,8 @@ final class RoomWaits {
         new StringBuilder(w.what())
             .append(" has waited ")
             .append(seconds(now - w.since))
-            .append(" for ")
-            .append(WithFixedSizeCache.mib(w.bytes))
-            .append(w.load ? " to load" : " of working memory")
+            .append(w.bytes > 0 ? " for " + WithFixedSizeCache.mib(w.bytes) : " for a model slot")
+            .append(w.load ? (w.bytes > 0 ? " to load" : "") : " of working memory")
             .append(w.holdsLease ? ", holding its lease" : "")
             .append("; held by: ");
     List<String> holders = new ArrayList<>();

@@ -49,6 +49,16 @@ import org.jspecify.annotations.Nullable;
  * idle least recently used models; a run waits for room up to the capacity timeout, while raising
  * the outside bytes never waits.
  *
+ * <p>No wait cycle: a run waits for working memory holding its model's lease, and the room it waits
+ * for may be the model another waiting run holds. Two such waiters would each wait for the other
+ * until the capacity timeout. So at most one run waits holding a lease: {@link
+ * #reserveWorkingOrStepBack} makes a second one step back instead ({@link StepBackException}: it
+ * closes its lease, which makes its model evictable, waits with nothing held until there is room or
+ * no run waits holding a lease, and tries again). Loads wait holding no lease, and the one
+ * lease-holding waiter can always be served by evicting models no one leases once the runs in
+ * progress end. {@link #waits()} lists the waits in progress; a wait longer than a second logs one
+ * line naming what holds the room.
+ *
  * <p>Lock order: the delegate's per-identifier lifecycle, then {@link #lock}. The lock guards only
  * the slot table and the byte counts; the delegate is never called while it is held.
  */

@@ -1,6 +1,7 @@
 package dev.modelkeeper.server.engine;
 
 import dev.modelkeeper.core.ManagerStats;
+import dev.modelkeeper.core.MemoryWait;
 import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.core.ModelLease;
 import dev.modelkeeper.core.ModelNotFoundException;
@@ -572,6 +573,11 @@ public final class Engine {
   /** The registry: resident models, sorted, and the budget's totals and limits. */
   public record Registry(
       List<Resident> models, ManagerStats stats, long maxModels, long maxBytes, Memory memory) {}
+
+  /** The loads and runs waiting for room in the budget now, longest first. */
+  public List<MemoryWait> memoryWaits() {
+    return manager.waits();
+  }
 
   /** What is resident now and what it costs. */
   public Registry registry() {

@@ -3,6 +3,7 @@ package dev.modelkeeper.server.management;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.modelkeeper.core.MemoryWait;
 import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import dev.modelkeeper.server.engine.Engine;
@@ -138,6 +139,16 @@ public final class ManagementRoutes {
     mem.put("models_bytes", m.modelsBytes());
     mem.put("working_bytes", m.workingBytes());
     mem.put("unaccounted_bytes", m.unaccountedBytes());
+    ArrayNode waits = mem.putArray("waits");
+    for (MemoryWait w : engine.memoryWaits()) {
+      waits
+          .addObject()
+          .put("model_id", w.modelId())
+          .put("for", w.load() ? "load" : "run")
+          .put("bytes", w.bytes())
+          .put("waited_seconds", w.waited().toNanos() / 1e9)
+          .put("holds_lease", w.holdsLease());
+    }
     HttpResult.json(200, json.write(out)).writeTo(ctx);
   }
 

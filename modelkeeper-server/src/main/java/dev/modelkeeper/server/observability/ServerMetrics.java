@@ -72,6 +72,8 @@ import java.util.function.ToDoubleFunction;
  *       modelkeeper_memory_headroom_bytes, modelkeeper_memory_jvm_bytes,
  *       modelkeeper_memory_models_bytes, modelkeeper_memory_working_bytes,
  *       modelkeeper_memory_unaccounted_bytes</td><td>process memory against its cap</td></tr>
+ *   <tr><td>modelkeeper_memory_waits, modelkeeper_memory_wait_longest_seconds</td><td>loads and
+ *       runs waiting for room in the budget now, and the longest such wait so far</td></tr>
  *   <tr><td>modelkeeper_model_charged_bytes{model}, modelkeeper_model_measured_bytes{model}</td>
  *       <td>per resident model: what the budget charges, what was measured</td></tr>
  *   <tr><td>modelkeeper_slow_client_disconnects_total</td><td>bodies too slow: 408 and closed, or
@@ -266,6 +268,16 @@ public final class ServerMetrics implements LifecycleListener, ExecutionListener
         budget,
         WithFixedSizeCache::outsideBytes,
         "process memory above what is accounted for, set aside in the budget");
+    gauge(
+        "modelkeeper.memory.waits",
+        budget,
+        b -> b.waits().size(),
+        "loads and runs waiting for room in the budget now");
+    gauge(
+        "modelkeeper.memory.wait.longest.seconds",
+        budget,
+        b -> b.waits().stream().mapToDouble(w -> w.waited().toNanos() / 1e9).max().orElse(0),
+        "how long the longest wait for room in progress has waited");
     this.chargedBytes =
         MultiGauge.builder("modelkeeper.model.charged.bytes")
             .description("what the budget charges the model while it is resident")

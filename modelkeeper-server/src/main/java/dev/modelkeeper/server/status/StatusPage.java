@@ -1,5 +1,6 @@
 package dev.modelkeeper.server.status;
 
+import dev.modelkeeper.core.MemoryWait;
 import dev.modelkeeper.core.ModelDescription;
 import dev.modelkeeper.onnx.memory.MemoryCost;
 import dev.modelkeeper.server.engine.Engine;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.Set;
+import java.util.StringJoiner;
 import org.eclipse.jetty.util.StringUtil;
 
 /** One rendering of the status page; every value from the server is escaped. Not thread-safe. */
@@ -48,6 +50,7 @@ final class StatusPage {
 
   private final List<Engine.IndexRow> index;
   private final Engine.Registry registry;
+  private final List<MemoryWait> waits;
   private final StatusBoard.View board;
   private final long nowMillis;
   private final StringBuilder out = new StringBuilder(8192);
@@ -55,10 +58,12 @@ final class StatusPage {
   StatusPage(
       List<Engine.IndexRow> index,
       Engine.Registry registry,
+      List<MemoryWait> waits,
       StatusBoard.View board,
       long nowMillis) {
     this.index = index;
     this.registry = registry;
+    this.waits = waits;
     this.board = board;
     this.nowMillis = nowMillis;
   }
@@ -107,7 +112,21 @@ final class StatusPage {
             + mib(m.workingBytes())
             + " / "
             + mib(m.unaccountedBytes()));
+    row("Waiting for room", waits.isEmpty() ? "none" : waiting());
     out.append("</table>");
+  }
+
+  /** The waits for room, longest first: "a run of 'b' for 30.0 MiB, 1.2 s, holding its lease". */
+  private String waiting() {
+    StringJoiner all = new StringJoiner("; ");
+    for (MemoryWait w : waits) {
+      all.add(
+          w.what()
+              + (w.bytes() > 0 ? " for " + mib(w.bytes()) : " for a model slot")
+              + String.format(Locale.ROOT, ", %.1f s", w.waited().toNanos() / 1e9)
+              + (w.holdsLease() ? ", holding its lease" : ""));
+    }
+    return all.toString();
   }
 
   private void row(String name, String value) {

@@ -32,7 +32,11 @@ public final class StatusRoutes {
   private void page(Context ctx) {
     String html =
         new StatusPage(
-                engine.index(false), engine.registry(), board.view(), System.currentTimeMillis())
+                engine.index(false),
+                engine.registry(),
+                engine.memoryWaits(),
+                board.view(),
+                System.currentTimeMillis())
             .render();
     new HttpResult(
             200,
