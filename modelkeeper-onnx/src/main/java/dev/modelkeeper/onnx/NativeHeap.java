@@ -127,6 +127,7 @@ public final class NativeHeap {
   }
 
   private static void trimNow() {
+    MemoryMeter.beforeTrim();
     try {
       MBeanServer server = ManagementFactory.getPlatformMBeanServer();
       ObjectName name = new ObjectName("com.sun.management:type=DiagnosticCommand");

@@ -60,6 +60,12 @@ public final class OnnxModel implements InferenceModel {
 
   private static final long CLOSE_TIMEOUT_SECONDS = 60;
 
+  /**
+   * How long a load to be measured waits for a quiet window (the runs in progress to finish); past
+   * it, the load is measured in company.
+   */
+  private static final long QUIET_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
+
   /** Runs probed for their working memory, at most, per loaded model. */
   private static final int MAX_RUN_PROBES = 32;
 
@@ -167,6 +173,7 @@ public final class OnnxModel implements InferenceModel {
     OrtSession.RunOptions runOpts = null;
     OrtSession session = null;
     MemoryMeter.Probe probe = null;
+    MemoryMeter.Quiet quiet = null;
     try {
       OnnxModelOptions threads = options.overriddenBy(config.execution());
       // models of MemoryCost.SMALL_MODEL_BYTES or more allocate through ONNX Runtime's arena and
@@ -193,6 +200,14 @@ public final class OnnxModel implements InferenceModel {
                   settings.describe(),
                   (file, configure) -> writeForm(file, configure, settings, id, size, options));
       boolean trim = options.trimNativeHeapOnClose() && !small;
+      // a model whose load was never measured alone is measured in a quiet window: the process
+      // is hardly ever alone under churn, and the estimate it is charged meanwhile is a model's
+      // worth too high. Once per model: the figure is kept (see MemoryMeter)
+      if (!small
+          && !options.memoryCosts().known(id).map(MemoryCost::measured).orElse(false)
+          && options.workingMemory().modelRoom() != Long.MAX_VALUE) {
+        quiet = MemoryMeter.quiet(QUIET_WAIT_NANOS);
+      }
       // the native heap is trimmed on either side of the load, on its path: memory others freed
       // goes back first (it is not this model's), and what the load parsed and freed goes back
       // before the load is read. Measured at under a millisecond each, they keep about a model
@@ -204,7 +219,9 @@ public final class OnnxModel implements InferenceModel {
       opts = settings.create(id);
       try {
         source.configure(opts);
-        session = env.createSession(source.file().toString(), opts);
+        String file = source.file().toString();
+        OrtSession.SessionOptions given = opts;
+        session = LoadThreads.createSession(id, settings, () -> env.createSession(file, given));
       } catch (OrtException | RuntimeException e) {
         if (source.kind() == OptimizedModels.Load.Kind.PLAIN) {
           throw e;
@@ -214,7 +231,10 @@ public final class OnnxModel implements InferenceModel {
         source = options.optimizedModels().plain(modelFile);
         opts.close();
         opts = settings.create(id);
-        session = env.createSession(modelFile.toString(), opts);
+        OrtSession.SessionOptions given = opts;
+        session =
+            LoadThreads.createSession(
+                id, settings, () -> env.createSession(modelFile.toString(), given));
       }
       // initializers used in place from a mapped file count as the model's now, not at its
       // first run
@@ -227,6 +247,9 @@ public final class OnnxModel implements InferenceModel {
       }
       MemoryMeter.Reading reading = probe.end();
       probe = null;
+      if (quiet != null) {
+        quiet.close();
+      }
       long floor =
           MemoryCost.floorBytes(size, (int) (session.getNumInputs() + session.getNumOutputs()));
       long room = options.workingMemory().modelRoom();
@@ -272,6 +295,9 @@ public final class OnnxModel implements InferenceModel {
     } catch (OrtException | RuntimeException e) {
       if (probe != null) {
         probe.end();
+      }
+      if (quiet != null) {
+        quiet.close();
       }
       closeQuietly(session, opts);
       if (runOpts != null) {
@@ -319,7 +345,11 @@ public final class OnnxModel implements InferenceModel {
       configure.accept(build);
       MemoryMeter.Probe counted = MemoryMeter.startLoad();
       try {
-        OnnxRuntimeState.environment().createSession(modelFile.toString(), build).close();
+        LoadThreads.createSession(
+                id,
+                settings,
+                () -> OnnxRuntimeState.environment().createSession(modelFile.toString(), build))
+            .close();
       } finally {
         counted.end();
         if (options.trimNativeHeapOnClose()) {

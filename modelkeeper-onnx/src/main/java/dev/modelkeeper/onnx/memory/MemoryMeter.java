@@ -2,6 +2,7 @@ package dev.modelkeeper.onnx.memory;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -24,6 +25,15 @@ import java.util.concurrent.locks.LockSupport;
  * load took ({@link Reading#peakLowerBound()}). A load that crossed the memory cap is learned from
  * that at once, whatever else ran.
  *
+ * <p>Under churn nothing is ever alone: runs, unloads and other loads overlap every load, and a
+ * model whose cost is still unknown would be charged its estimate forever. So a load that is to be
+ * measured asks for a quiet window first ({@link #quiet}): while it holds one, loads, runs, unloads
+ * and trims of the native heap that start on other threads wait for it to end (at most {@link
+ * #YIELD_MAX_NANOS}), and the window opens once those in progress have drained. Only the measuring
+ * part of the load is serialized: its session creation, not its warm-up; and only once per model,
+ * as the figure is kept. A window that cannot drain within its wait opens nothing, and the load is
+ * measured in company as before. Waiting for a window costs the request path one volatile read.
+ *
  * <p>The peak of a probe comes from one daemon thread that samples RSS every millisecond while any
  * probe is open and sleeps otherwise.
  */
@@ -42,13 +52,127 @@ public final class MemoryMeter {
   private static final Set<Probe> OPEN = ConcurrentHashMap.newKeySet();
   private static final Thread SAMPLER = sampler();
 
+  /** The longest anything waits for another thread's quiet window to end before it goes on. */
+  static final long YIELD_MAX_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  /** The thread that holds the quiet window, or null; see {@link #quiet}. */
+  private static volatile Thread quietFor;
+
+  /** Guards handing the quiet window over; its monitor wakes those that yield to it. */
+  private static final Object QUIET = new Object();
+
   private MemoryMeter() {}
 
   /** Opens a probe around a load; close it with {@link Probe#end()} in a finally block. */
   public static Probe startLoad() {
     ACTIVE_LOADS.incrementAndGet();
+    if (quietFor != null) {
+      yieldToQuiet(ACTIVE_LOADS::incrementAndGet, ACTIVE_LOADS::decrementAndGet);
+    }
     LOADS_STARTED.incrementAndGet();
     return open(true);
+  }
+
+  /**
+   * Opens a quiet window for a load on this thread, waiting at most {@code maxWaitNanos} for
+   * another window to end and for the loads, runs and unloads in progress to drain; see the class
+   * comment. Close it (idempotent) as soon as the measured part of the load has ended, in a finally
+   * block. When the window could not open, {@link Quiet#opened()} is false and closing it does
+   * nothing.
+   */
+  public static Quiet quiet(long maxWaitNanos) {
+    Thread me = Thread.currentThread();
+    long deadline = System.nanoTime() + maxWaitNanos;
+    synchronized (QUIET) {
+      while (quietFor != null) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return Quiet.NOT_OPENED;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(QUIET, left);
+        } catch (InterruptedException e) {
+          me.interrupt();
+          return Quiet.NOT_OPENED;
+        }
+      }
+      quietFor = me;
+    }
+    Quiet window = new Quiet();
+    while (ACTIVE_LOADS.get() != 0 || ACTIVE_UNLOADS.get() != 0 || ACTIVE_RUNS.sum() != 0) {
+      if (System.nanoTime() - deadline > 0 || me.isInterrupted()) {
+        window.close();
+        return Quiet.NOT_OPENED;
+      }
+      LockSupport.parkNanos(SAMPLE_NANOS); // polling the drain of what was in progress
+    }
+    return window;
+  }
+
+  /** Whether another thread holds a quiet window now (a trim or GC may wait for a later moment). */
+  public static boolean quietElsewhere() {
+    Thread q = quietFor;
+    return q != null && q != Thread.currentThread();
+  }
+
+  /**
+   * Waits, at most {@link #YIELD_MAX_NANOS}, while another thread holds a quiet window, uncounting
+   * this thread's operation ({@code leave}) meanwhile and counting it again ({@code enter}) after.
+   */
+  private static void yieldToQuiet(Runnable enter, Runnable leave) {
+    long deadline = System.nanoTime() + YIELD_MAX_NANOS;
+    while (quietElsewhere()) {
+      leave.run();
+      boolean ended = awaitQuietEnd(deadline);
+      enter.run();
+      if (!ended) {
+        return; // the window outlived the wait: go on, and its figure is not clean
+      }
+    }
+  }
+
+  /** Waits until no other thread holds a quiet window; false when the deadline came first. */
+  private static boolean awaitQuietEnd(long deadline) {
+    synchronized (QUIET) {
+      while (quietElsewhere()) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(QUIET, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  /** A quiet window held by one thread; see {@link #quiet}. */
+  public static final class Quiet implements AutoCloseable {
+    static final Quiet NOT_OPENED = new Quiet();
+
+    private Quiet() {}
+
+    /** Whether the window opened: nothing else loads, runs, unloads or trims until it closes. */
+    public boolean opened() {
+      return this != NOT_OPENED;
+    }
+
+    @Override
+    public void close() {
+      if (this == NOT_OPENED) {
+        return;
+      }
+      synchronized (QUIET) {
+        if (quietFor == Thread.currentThread()) {
+          quietFor = null;
+          QUIET.notifyAll();
+        }
+      }
+    }
   }
 
   /**
@@ -57,6 +181,9 @@ public final class MemoryMeter {
    */
   public static void unloadStarted() {
     ACTIVE_UNLOADS.incrementAndGet();
+    if (quietFor != null) {
+      yieldToQuiet(ACTIVE_UNLOADS::incrementAndGet, ACTIVE_UNLOADS::decrementAndGet);
+    }
     UNLOADS_STARTED.incrementAndGet();
   }
 
@@ -84,6 +211,16 @@ public final class MemoryMeter {
   public interface Held extends AutoCloseable {
     @Override
     void close();
+  }
+
+  /**
+   * Waits, at most {@link #YIELD_MAX_NANOS}, while another thread holds a quiet window: a trim of
+   * the native heap lowers RSS under the load measured there. Call it before trimming.
+   */
+  public static void beforeTrim() {
+    if (quietElsewhere()) {
+      awaitQuietEnd(System.nanoTime() + YIELD_MAX_NANOS);
+    }
   }
 
   /** What runs after each trim of the native heap; see {@link #afterTrims}. */
@@ -122,6 +259,9 @@ public final class MemoryMeter {
    */
   public static void runStarted() {
     ACTIVE_RUNS.increment();
+    if (quietFor != null) {
+      yieldToQuiet(ACTIVE_RUNS::increment, ACTIVE_RUNS::decrement);
+    }
     RUNS_STARTED.increment();
   }
 

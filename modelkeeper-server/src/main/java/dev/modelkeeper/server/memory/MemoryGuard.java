@@ -179,7 +179,12 @@ public final class MemoryGuard implements AutoCloseable {
     long accounted = jvmBytes + b.usedBytes() + b.workingBytes();
     long unaccounted = Math.max(0, rss - accounted);
     boolean near = rss > cap.bytes() - cap.bytes() / 16;
-    if (unaccounted > 0 && near && System.nanoTime() - lastTrimNanos >= TRIM_INTERVAL_NANOS) {
+    // not while a load is measured in a quiet window: its reading would fall by what this frees;
+    // the next sample, 100 ms later, tries again
+    if (unaccounted > 0
+        && near
+        && System.nanoTime() - lastTrimNanos >= TRIM_INTERVAL_NANOS
+        && !MemoryMeter.quietElsewhere()) {
       lastTrimNanos = System.nanoTime();
       // ONNX Runtime's Java API copies inputs into direct buffers that only a GC frees: collect
       // them, then hand the allocator's free memory back
