@@ -62,6 +62,18 @@ import java.util.function.Function;
  * arming the timer or handing work to the executor: dispatch collects that work under the lock and
  * does it after unlocking. A run answers its calls only after it has given its slot back, so the
  * callers' follow-up work (encoding, writing responses) never holds up the model's next run.
+ *
+ * <p><b>Waits, in order.</b> A run waits for three things, always in this order and never for an
+ * earlier one while holding a later one: its model's lease (which may wait for the model to load,
+ * and the load for room in the budget: the loading thread holds no lease), then working memory in
+ * the budget (holding the lease), then the memory meter's quiet window if a load is being measured
+ * (holding both, for at most a few seconds; the measured load waits for nothing a run holds). Only
+ * the second can form a cycle, two runs each holding the lease of a model the other's room needs;
+ * the budget lets one run wait holding its lease and makes any other step back ({@link
+ * dev.modelkeeper.core.StepBackException}): the run closes its lease, waits with nothing held until
+ * the waiting run is served, and takes the lease again, its calls still queued on their deadlines.
+ * So no set of runs and loads can wait on one another; a wait lasts until room comes or the
+ * capacity timeout, never longer.
  */
 final class ModelExecutor {
 
