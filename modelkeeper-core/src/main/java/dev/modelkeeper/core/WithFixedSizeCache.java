@@ -251,11 +251,7 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
    * @throws CapacityExceededException when no room came before the deadline
    */
   public Reservation reserveWorking(String modelId, long bytes) {
-    if (options.maxBytes() <= 0 || bytes <= 0) {
-      return Reservation.NONE;
-    }
-    makeRoom(modelId, bytes, false, false);
-    return new WorkingReservation(modelId, bytes);
+    return reserveWorking(modelId, bytes, false);
   }
 
   /**
@@ -269,10 +265,14 @@ public class WithFixedSizeCache extends ModelManagerDecorator {
    * @throws CapacityExceededException when no room came before the deadline
    */
   public Reservation reserveWorkingOrStepBack(String modelId, long bytes) {
+    return reserveWorking(modelId, bytes, true);
+  }
+
+  private Reservation reserveWorking(String modelId, long bytes, boolean mayStepBack) {
     if (options.maxBytes() <= 0 || bytes <= 0) {
       return Reservation.NONE;
     }
-    makeRoom(modelId, bytes, false, true);
+    makeRoom(modelId, bytes, false, mayStepBack);
     return new WorkingReservation(modelId, bytes);
   }
 
