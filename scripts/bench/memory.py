@@ -158,10 +158,19 @@ def load_run(a, label, jar, repo, flags, budget=False):
         f.write("targets = {" + ", ".join(entries) + "}\n" + open(os.path.join(HERE, "rotate.lua")).read())
     before = server.metrics()
     started = time.time()
-    wrk = subprocess.run(["wrk", f"-t{min(a.clients, 2)}", f"-c{a.clients}", f"-d{a.seconds}s",
-                          "--timeout", "120s", "-s", lua, server.url],
-                         capture_output=True, text=True)
-    figures = json.loads([l for l in wrk.stdout.splitlines() if l.startswith("{")][-1])
+    wrk = subprocess.Popen(["wrk", f"-t{min(a.clients, 2)}", f"-c{a.clients}", f"-d{a.seconds}s",
+                            "--timeout", "120s", "-s", lua, server.url],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    learned = {}  # model id -> seconds into the run at which the registry first showed its measured cost
+    while wrk.poll() is None:
+        try:
+            for m in server.registry().get("models", []):
+                if m.get("measured_bytes") and m["model_id"] not in learned:
+                    learned[m["model_id"]] = round(time.time() - started, 1)
+        except OSError:
+            pass
+        time.sleep(2)
+    figures = json.loads([l for l in wrk.stdout.read().splitlines() if l.startswith("{")][-1])
     died = server.process.poll() is not None
     after = before if died else server.metrics()
     charges = [] if died else [
@@ -181,7 +190,7 @@ def load_run(a, label, jar, repo, flags, budget=False):
         "samples": len(server.samples),
         "loads": after.get("modelkeeper_model_loads_total", 0) - before.get("modelkeeper_model_loads_total", 0),
         "evictions": after.get("modelkeeper_model_evictions_total", 0) - before.get("modelkeeper_model_evictions_total", 0),
-        **figures, "resident_at_end": charges, "out_of_memory": server.out_of_memory(), "died": died,
+        **figures, "measured_after_seconds": learned, "resident_at_end": charges, "out_of_memory": server.out_of_memory(), "died": died,
     }
     server.stop(a.out, label)
     with open(os.path.join(a.out, label + "-summary.json"), "w") as f:
