@@ -84,6 +84,82 @@ def test_addsub_infers(client):
     np.testing.assert_array_equal(result.as_numpy("OUTPUT1"), A - B)
 
 
+@pytest.fixture(params=["http-binary", "http-json", "grpc"])
+def strings_client(request, http, grpc):
+    """A client and whether BYTES travel as binary data (HTTP JSON carries them as strings)."""
+    if request.param == "grpc":
+        return grpcclient, grpc, True
+    return httpclient, http, request.param == "http-binary"
+
+
+def bytes_inputs(module, arrays, binary):
+    """BYTES inputs from object arrays; over HTTP as binary data or as JSON strings."""
+    out = []
+    for name, array in arrays.items():
+        i = module.InferInput(name, list(array.shape), "BYTES")
+        if module is httpclient:
+            i.set_data_from_numpy(array, binary_data=binary)
+        else:
+            i.set_data_from_numpy(array)
+        out.append(i)
+    return out
+
+
+def bytes_outputs(module, names, binary):
+    if module is httpclient:
+        return [httpclient.InferRequestedOutput(n, binary_data=binary) for n in names]
+    return [grpcclient.InferRequestedOutput(n) for n in names]
+
+
+def as_bytes(array):
+    return [v if isinstance(v, bytes) else v.encode("utf-8") for v in array.reshape(-1)]
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "json"])
+def test_simple_string_adds_and_subtracts_numbers_sent_as_strings(client, binary):
+    # what Triton's simple string examples do: 0..15 and sixteen 1s as decimal strings
+    module, c = client
+    a = np.array([str(x).encode("utf-8") for x in range(16)], dtype=np.object_).reshape(1, 16)
+    b = np.array([b"1"] * 16, dtype=np.object_).reshape(1, 16)
+    result = c.infer(
+        "simple_string",
+        bytes_inputs(module, {"INPUT0": a, "INPUT1": b}, binary),
+        outputs=bytes_outputs(module, ["OUTPUT0", "OUTPUT1"], binary),
+    )
+    assert [int(v) for v in as_bytes(result.as_numpy("OUTPUT0"))] == [x + 1 for x in range(16)]
+    assert [int(v) for v in as_bytes(result.as_numpy("OUTPUT1"))] == [x - 1 for x in range(16)]
+
+
+TEXT = ["he\x00llo", "\U0001F600 and \U0001F916", "", "\x00", "na\u00efve \u2603"]
+
+
+def test_simple_identity_carries_nul_emoji_and_empty_strings(strings_client):
+    module, c, binary = strings_client
+    sent = [t.encode("utf-8") for t in TEXT]
+    data = np.array(sent, dtype=np.object_).reshape(1, len(sent))
+    result = c.infer(
+        "simple_identity",
+        bytes_inputs(module, {"INPUT0": data}, binary),
+        outputs=bytes_outputs(module, ["OUTPUT0"], binary),
+    )
+    assert as_bytes(result.as_numpy("OUTPUT0")) == sent
+    assert list(result.as_numpy("OUTPUT0").shape) == [1, len(sent)]
+
+
+def test_simple_identity_carries_every_byte_value_in_every_position(client):
+    module, c = client
+    sent = []
+    for v in range(256):
+        sent += [bytes([v]), bytes([ord("a"), v, ord("z")]), bytes([ord("a"), v])]
+    data = np.array(sent, dtype=np.object_).reshape(3, 256)
+    result = c.infer(
+        "simple_identity",
+        bytes_inputs(module, {"INPUT0": data}, True),
+        outputs=bytes_outputs(module, ["OUTPUT0"], True),
+    )
+    assert as_bytes(result.as_numpy("OUTPUT0")) == sent
+
+
 def test_addsub_config_is_triton_shaped(client):
     cfg = config(client)("addsub")
     assert cfg["name"] == "addsub"

@@ -20,6 +20,8 @@ import java.util.List;
  *       number to an FP32 [1] input; served by {@code latest { num_versions: 2 }} and {@code
  *       specific { versions: [1] }}
  *   <li>{@code classifier}: four FP32 scores echoed, with a label file
+ *   <li>{@code simple_string} and {@code simple_identity}: Triton's string examples, numbers as
+ *       decimal strings added and subtracted, and a BYTES echo
  *   <li>{@code broken}: a {@code config.pbtxt} with a syntax error on line 3
  *   <li>{@code ensemble}, {@code sequence}, {@code decoupled}, {@code python_model}: what
  *       ModelKeeper does not serve, listed and refused
@@ -109,6 +111,7 @@ final class TritonRepository {
         """);
     Files.writeString(
         root.resolve("classifier/labels.txt"), "cat\ndog\nbird\nfish\n", StandardCharsets.UTF_8);
+    strings(root);
     addSub("broken", 8)
         .writeTo(Files.createDirectories(root.resolve("broken/1")).resolve("model.onnx"));
     config(root, "broken", BROKEN_CONFIG);
@@ -175,6 +178,59 @@ final class TritonRepository {
         max_batch_size: 8
         input [ { name: "IN" data_type: TYPE_FP32 dims: [ 4 ] } ]
         output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] } ]
+        """);
+  }
+
+  /**
+   * Triton's string examples: {@code simple_string}, two BYTES [16] inputs holding decimal numbers
+   * and their sum and difference as decimal strings (ONNX Cast between STRING and INT32); {@code
+   * simple_identity}, a BYTES [-1] echo. Both batch up to 8 rows.
+   */
+  private static void strings(Path root) throws IOException {
+    OnnxGraphBuilder.Attribute toInt =
+        OnnxGraphBuilder.intAttr("to", OnnxGraphBuilder.onnxType(Datatype.INT32));
+    OnnxGraphBuilder.Attribute toString =
+        OnnxGraphBuilder.intAttr("to", OnnxGraphBuilder.onnxType(Datatype.BYTES));
+    new OnnxGraphBuilder("simple_string")
+        .input("INPUT0", Datatype.BYTES, -1, 16)
+        .input("INPUT1", Datatype.BYTES, -1, 16)
+        .node("Cast", List.of("INPUT0"), List.of("A"), toInt)
+        .node("Cast", List.of("INPUT1"), List.of("B"), toInt)
+        .node("Add", List.of("A", "B"), List.of("SUM"))
+        .node("Sub", List.of("A", "B"), List.of("DIFF"))
+        .node("Cast", List.of("SUM"), List.of("OUTPUT0"), toString)
+        .node("Cast", List.of("DIFF"), List.of("OUTPUT1"), toString)
+        .output("OUTPUT0", Datatype.BYTES, -1, 16)
+        .output("OUTPUT1", Datatype.BYTES, -1, 16)
+        .writeTo(Files.createDirectories(root.resolve("simple_string/1")).resolve("model.onnx"));
+    config(
+        root,
+        "simple_string",
+        """
+        platform: "onnxruntime_onnx"
+        max_batch_size: 8
+        input [
+          { name: "INPUT0" data_type: TYPE_STRING dims: [ 16 ] },
+          { name: "INPUT1" data_type: TYPE_STRING dims: [ 16 ] }
+        ]
+        output [
+          { name: "OUTPUT0" data_type: TYPE_STRING dims: [ 16 ] },
+          { name: "OUTPUT1" data_type: TYPE_STRING dims: [ 16 ] }
+        ]
+        """);
+    new OnnxGraphBuilder("simple_identity")
+        .input("INPUT0", Datatype.BYTES, -1, -1)
+        .node("Identity", List.of("INPUT0"), List.of("OUTPUT0"))
+        .output("OUTPUT0", Datatype.BYTES, -1, -1)
+        .writeTo(Files.createDirectories(root.resolve("simple_identity/1")).resolve("model.onnx"));
+    config(
+        root,
+        "simple_identity",
+        """
+        platform: "onnxruntime_onnx"
+        max_batch_size: 8
+        input [ { name: "INPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
+        output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
         """);
   }
 

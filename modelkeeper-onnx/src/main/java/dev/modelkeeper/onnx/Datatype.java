@@ -19,9 +19,7 @@ import java.nio.LongBuffer;
 import java.nio.ShortBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -39,8 +37,8 @@ import java.util.Locale;
  * 0..65535), FP16 and BF16 as their bits in a {@code short[]}, BYTES as {@code byte[][]}. ONNX
  * Runtime's Java API has no way to create UINT16, UINT32 or UINT64 tensors ({@link
  * #javaApiCreates()} is false): a model taking one as input cannot be served, though it may return
- * them. A BYTES element reaches the model only when the Java API can pass its bytes unchanged (see
- * {@link OrtStrings}).
+ * them. BYTES elements reach the model and come back byte for byte, whatever the bytes (see {@link
+ * OrtStrings}).
  */
 public enum Datatype {
   /** {@code boolean[]}. */
@@ -448,8 +446,7 @@ public enum Datatype {
    * little-endian (ONNX Runtime reads the same bytes); any other is copied from its array.
    *
    * @throws InvalidInputException when this type cannot reach the model through the Java API (a
-   *     model taking it is refused at load; see {@link #javaApiCreates()}), or a BYTES element
-   *     cannot pass unchanged
+   *     model taking it is refused at load; see {@link #javaApiCreates()})
    */
   OnnxTensor toOrt(OrtEnvironment env, Tensor t, long[] shape) throws OrtException {
     if (ortType == null) {
@@ -466,15 +463,6 @@ public enum Datatype {
   /** The flat data of an ONNX Runtime tensor of this type. */
   Object fromOrt(OnnxTensor t) throws OrtException {
     return layout.fromOrt(t);
-  }
-
-  /** The strings ONNX Runtime's Java API would turn into the bytes of BYTES {@code data}. */
-  static String[] toOrtStrings(String tensor, byte[][] data) {
-    String[] out = new String[data.length];
-    for (int i = 0; i < data.length; i++) {
-      out[i] = OrtStrings.toOrt(tensor, i, data[i]);
-    }
-    return out;
   }
 
   /** The datatype of an ONNX Runtime tensor's element type, or null when there is none. */
@@ -549,10 +537,7 @@ public enum Datatype {
     return s;
   }
 
-  /**
-   * {@code bytes} as text when they are UTF-8, else null. Bytes that ONNX Runtime's Java API hands
-   * back for a character beyond U+FFFF or for U+0000 (modified UTF-8) read as those characters.
-   */
+  /** {@code bytes} as text when they are UTF-8, else null. */
   public static String utf8Text(byte[] bytes) {
     int n = bytes.length;
     boolean ascii = true;
@@ -568,22 +553,7 @@ public enum Datatype {
           .decode(ByteBuffer.wrap(bytes))
           .toString(); // reports malformed input instead of replacing it
     } catch (CharacterCodingException e) {
-      try {
-        return OrtStrings.toOrt("", 0, bytes);
-      } catch (InvalidInputException notModifiedUtf8Either) {
-        return null;
-      }
-    }
-  }
-
-  private static void flattenStrings(Object value, List<String> out) {
-    if (value instanceof String) {
-      out.add((String) value);
-    } else if (value != null && value.getClass().isArray()) {
-      int n = Array.getLength(value);
-      for (int i = 0; i < n; i++) {
-        flattenStrings(Array.get(value, i), out);
-      }
+      return null;
     }
   }
 
@@ -935,18 +905,12 @@ public enum Datatype {
       OnnxTensor toOrt(
           OrtEnvironment env, String name, Object data, long[] shape, OnnxJavaType type)
           throws OrtException {
-        return OnnxTensor.createTensor(env, toOrtStrings(name, (byte[][]) data), shape);
+        return OrtStrings.create(env, (byte[][]) data, shape);
       }
 
       @Override
       Object fromOrt(OnnxTensor t) throws OrtException {
-        List<String> flat = new ArrayList<>();
-        flattenStrings(t.getValue(), flat);
-        byte[][] out = new byte[flat.size()][];
-        for (int i = 0; i < out.length; i++) {
-          out[i] = OrtStrings.fromOrt(flat.get(i));
-        }
-        return out;
+        return OrtStrings.read(t);
       }
     };
 

@@ -649,13 +649,16 @@ public final class OnnxModel implements InferenceModel {
     return out;
   }
 
-  /** The rows of a batched request (its first dimension), else 1. */
+  /**
+   * The rows of a batched request (its first dimension), else 1; a scalar, which an input that
+   * declares no shape takes, is one row.
+   */
   private int rows(Map<String, Tensor> inputs) {
     if (!batched) {
       return 1;
     }
     long[] shape = inputs.values().iterator().next().shape();
-    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, shape[0]));
+    return shape.length == 0 ? 1 : (int) Math.max(1, Math.min(Integer.MAX_VALUE, shape[0]));
   }
 
   /**

@@ -1,145 +1,177 @@
 package dev.modelkeeper.onnx;
 
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OnnxTensorLike;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import com.sun.jna.Function;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.PointerByReference;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
 import java.nio.charset.StandardCharsets;
-import java.util.Locale;
 
 /**
- * BYTES elements across ONNX Runtime's Java API, which passes string tensors as Java strings and
- * converts them to and from the runtime's bytes in modified UTF-8 (the JNI encoding): U+0000
- * becomes {@code c0 80}, a character beyond U+FFFF becomes its two UTF-16 surrogates of 3 bytes
- * each, and a string handed back ends at its first 0x00 byte. So exactly the byte sequences that
- * are valid modified UTF-8 reach the model unchanged; this class carries those and refuses the
- * rest, naming the element and the byte, rather than let the runtime change them. Stateless and
- * thread-safe.
+ * BYTES elements into and out of ONNX Runtime with every byte kept. ONNX Runtime's Java API passes
+ * string tensors as Java strings and converts them in modified UTF-8 (the JNI encoding): U+0000
+ * becomes {@code c0 80}, a character beyond U+FFFF six bytes of CESU-8, and a string read back ends
+ * at its first 0x00 byte. Its C API takes and gives bytes: {@code
+ * GetResizedStringTensorElementBuffer} hands out an element's buffer of a given length, {@code
+ * GetStringTensorContent} copies all elements out with their offsets. This class calls those
+ * through JNA, on tensors the Java API created and still owns (it closes them): so any bytes reach
+ * the model, and any bytes come back.
  *
- * <p>What this means for clients: BYTES elements that are UTF-8 text without NUL characters and
- * without characters beyond U+FFFF pass unchanged; an element with a 0x00 byte, a 4-byte UTF-8
- * sequence or bytes that are not UTF-8 is refused with 400. String outputs are read back as the
- * bytes the runtime held; an output element that the model filled with a 0x00 byte or with bytes
- * that are not modified UTF-8 cannot be read exactly through the Java API (a documented limit).
+ * <p>An element that is ASCII without NUL is the same in every encoding: it goes through the Java
+ * API as a string, with no native call of ours. Reading always takes two calls, whatever the
+ * tensor's size. Stateless and thread-safe (each tensor belongs to one run).
  */
 final class OrtStrings {
+
+  /** Where the functions called sit in {@code struct OrtApi} (onnxruntime_c_api.h, API 22). */
+  private static final int GET_STRING_TENSOR_DATA_LENGTH = 53;
+
+  private static final int GET_STRING_TENSOR_CONTENT = 54;
+  private static final int RELEASE_STATUS = 93;
+  private static final int GET_RESIZED_STRING_TENSOR_ELEMENT_BUFFER = 252;
 
   private OrtStrings() {}
 
   /**
-   * The Java string that ONNX Runtime's Java API turns into exactly {@code bytes}.
-   *
-   * @throws InvalidInputException naming tensor {@code tensor}, element {@code element} and the
-   *     first byte that the Java API cannot pass unchanged
+   * An ONNX Runtime string tensor of shape {@code shape} holding exactly {@code data}; the caller
+   * closes it.
    */
-  static String toOrt(String tensor, int element, byte[] bytes) {
-    int n = bytes.length;
-    int i = 0;
-    while (i < n && bytes[i] > 0) {
-      i++; // ASCII without NUL: the common case, one char per byte
+  static OnnxTensor create(OrtEnvironment env, byte[][] data, long[] shape) throws OrtException {
+    String[] plain = new String[data.length];
+    boolean allPlain = true;
+    for (int i = 0; i < data.length; i++) {
+      boolean ascii = plainAscii(data[i]);
+      plain[i] = ascii ? new String(data[i], StandardCharsets.ISO_8859_1) : "";
+      allPlain &= ascii;
     }
-    if (i == n) {
-      return new String(bytes, StandardCharsets.ISO_8859_1);
+    OnnxTensor tensor = OnnxTensor.createTensor(env, plain, shape);
+    if (allPlain) {
+      return tensor;
     }
-    char[] chars = new char[n];
-    int c = 0;
-    for (int k = 0; k < i; k++) {
-      chars[c++] = (char) bytes[k];
-    }
-    while (i < n) {
-      int b = bytes[i] & 0xff;
-      if (b == 0) {
-        throw refused(tensor, element, i, "holds a NUL byte (0x00)", "c0 80");
-      }
-      if (b < 0x80) {
-        chars[c++] = (char) b;
-        i++;
-      } else if (b >= 0xc0 && b < 0xe0 && i + 1 < n && continuation(bytes[i + 1])) {
-        int v = ((b & 0x1f) << 6) | (bytes[i + 1] & 0x3f);
-        if (v < 0x80 && v != 0) {
-          throw notUtf8(tensor, element, i, b);
+    try {
+      Pointer value = CApi.handle(tensor);
+      for (int i = 0; i < data.length; i++) {
+        if (!plainAscii(data[i])) {
+          PointerByReference buffer = new PointerByReference();
+          CApi.call(
+              GET_RESIZED_STRING_TENSOR_ELEMENT_BUFFER,
+              value,
+              (long) i,
+              (long) data[i].length,
+              buffer);
+          buffer.getValue().write(0, data[i], 0, data[i].length);
         }
-        chars[c++] = (char) v;
-        i += 2;
-      } else if (b >= 0xe0
-          && b < 0xf0
-          && i + 2 < n
-          && continuation(bytes[i + 1])
-          && continuation(bytes[i + 2])) {
-        int v = ((b & 0x0f) << 12) | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f);
-        if (v < 0x800) {
-          throw notUtf8(tensor, element, i, b);
+      }
+      return tensor;
+    } catch (OrtException | RuntimeException | Error e) {
+      tensor.close();
+      throw e;
+    }
+  }
+
+  /** The elements of string tensor {@code tensor}, each exactly the bytes ONNX Runtime holds. */
+  static byte[][] read(OnnxTensor tensor) throws OrtException {
+    long count = 1;
+    for (long d : tensor.getInfo().getShape()) {
+      count *= d;
+    }
+    if (count == 0) {
+      return new byte[0][];
+    }
+    Pointer value = CApi.handle(tensor);
+    try (Memory length = new Memory(CApi.SIZE_T)) {
+      CApi.call(GET_STRING_TENSOR_DATA_LENGTH, value, length);
+      long total = length.getLong(0);
+      try (Memory content = new Memory(Math.max(1, total));
+          Memory offsets = new Memory(count * CApi.SIZE_T)) {
+        CApi.call(GET_STRING_TENSOR_CONTENT, value, content, total, offsets, count);
+        byte[][] out = new byte[Math.toIntExact(count)][];
+        for (int i = 0; i < out.length; i++) {
+          long start = offsets.getLong((long) i * CApi.SIZE_T);
+          long end = i + 1 < out.length ? offsets.getLong((i + 1L) * CApi.SIZE_T) : total;
+          out[i] = content.getByteArray(start, Math.toIntExact(end - start));
         }
-        chars[c++] = (char) v;
-        i += 3;
-      } else if (b >= 0xf0 && b < 0xf5) {
-        throw refused(
-            tensor,
-            element,
-            i,
-            "holds a 4-byte UTF-8 sequence (a character beyond U+FFFF)",
-            "6 bytes of CESU-8");
-      } else {
-        throw notUtf8(tensor, element, i, b);
+        return out;
       }
     }
-    return new String(chars, 0, c);
   }
 
-  /** The bytes ONNX Runtime held for string {@code s} it handed back (modified UTF-8). */
-  static byte[] fromOrt(String s) {
-    int n = s.length();
-    int length = 0;
-    for (int i = 0; i < n; i++) {
-      char ch = s.charAt(i);
-      length += ch != 0 && ch < 0x80 ? 1 : ch < 0x800 ? 2 : 3;
-    }
-    if (length == n) {
-      return s.getBytes(StandardCharsets.ISO_8859_1);
-    }
-    byte[] out = new byte[length];
-    int o = 0;
-    for (int i = 0; i < n; i++) {
-      char ch = s.charAt(i);
-      if (ch != 0 && ch < 0x80) {
-        out[o++] = (byte) ch;
-      } else if (ch < 0x800) {
-        out[o++] = (byte) (0xc0 | (ch >> 6));
-        out[o++] = (byte) (0x80 | (ch & 0x3f));
-      } else {
-        out[o++] = (byte) (0xe0 | (ch >> 12));
-        out[o++] = (byte) (0x80 | ((ch >> 6) & 0x3f));
-        out[o++] = (byte) (0x80 | (ch & 0x3f));
+  private static boolean plainAscii(byte[] bytes) {
+    for (byte b : bytes) {
+      if (b <= 0) {
+        return false;
       }
     }
-    return out;
+    return true;
   }
 
-  private static boolean continuation(byte b) {
-    return (b & 0xc0) == 0x80;
-  }
+  /** The C API as this class calls it: the functions, a tensor's native value, statuses. */
+  private static final class CApi {
+    static final int SIZE_T = Native.SIZE_T_SIZE;
 
-  private static InvalidInputException refused(
-      String tensor, int element, int at, String what, String becomes) {
-    return new InvalidInputException(
-        String.format(
-            Locale.ROOT,
-            "BYTES element %d of input '%s' %s at byte %d, which ONNX Runtime's Java API cannot"
-                + " pass to the model unchanged (it would arrive as %s); send UTF-8 text without"
-                + " NUL characters and without characters beyond U+FFFF",
-            element,
-            tensor,
-            what,
-            at,
-            becomes));
-  }
+    private static final MethodHandle NATIVE_HANDLE;
+    private static final Pointer API;
+    private static final String UNAVAILABLE;
 
-  private static InvalidInputException notUtf8(String tensor, int element, int at, int b) {
-    return new InvalidInputException(
-        String.format(
-            Locale.ROOT,
-            "BYTES element %d of input '%s' is not UTF-8 at byte %d (0x%02x), and ONNX Runtime's"
-                + " Java API passes only UTF-8 strings to the model; send UTF-8 text without NUL"
-                + " characters and without characters beyond U+FFFF",
-            element,
-            tensor,
-            at,
-            b));
+    static {
+      MethodHandle handle = null;
+      Pointer api = null;
+      String why = null;
+      try {
+        handle =
+            MethodHandles.privateLookupIn(OnnxTensorLike.class, MethodHandles.lookup())
+                .findGetter(OnnxTensorLike.class, "nativeHandle", long.class);
+        api = OnnxRuntimeLog.ortApi();
+        if (SIZE_T != Long.BYTES) {
+          why = "size_t is not 8 bytes on this platform";
+        }
+      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+        why = e.toString();
+      }
+      NATIVE_HANDLE = handle;
+      API = api;
+      UNAVAILABLE = why;
+    }
+
+    private CApi() {}
+
+    static Pointer handle(OnnxTensor tensor) throws OrtException {
+      available();
+      try {
+        return new Pointer((long) NATIVE_HANDLE.invokeExact((OnnxTensorLike) tensor));
+      } catch (Throwable e) {
+        throw new OrtException("cannot reach a string tensor's native value: " + e);
+      }
+    }
+
+    /** Calls the OrtApi function at {@code index}; an OrtStatus it returns is thrown. */
+    static void call(int index, Object... args) throws OrtException {
+      available();
+      Pointer status = function(index).invokePointer(args);
+      if (status != null) {
+        String message = OnnxRuntimeLog.errorMessage(API, status);
+        function(RELEASE_STATUS).invokeVoid(new Object[] {status});
+        throw new OrtException(message);
+      }
+    }
+
+    private static Function function(int index) {
+      return Function.getFunction(API.getPointer((long) index * Native.POINTER_SIZE));
+    }
+
+    private static void available() throws OrtException {
+      if (UNAVAILABLE != null) {
+        throw new OrtException(
+            "BYTES elements other than ASCII text need ONNX Runtime's C API, which this process"
+                + " cannot call: "
+                + UNAVAILABLE);
+      }
+    }
   }
 }
