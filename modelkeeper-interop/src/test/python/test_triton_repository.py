@@ -73,7 +73,7 @@ def test_every_servable_model_is_ready_on_a_fresh_server(client):
     rows = {r["name"]: r for r in index_rows(client)}
     assert rows["classifier"]["state"] == "UNAVAILABLE"  # ready, but not resident yet
     assert "not loaded" in rows["classifier"]["reason"]
-    for name in ("broken", "ensemble", "sequence", "python_model", "decoupled"):
+    for name in ("broken", "ensemble", "sequence", "pytorch_model", "decoupled"):
         assert not c.is_model_ready(name), name
 
 
@@ -115,10 +115,9 @@ def as_bytes(array):
     return [v if isinstance(v, bytes) else v.encode("utf-8") for v in array.reshape(-1)]
 
 
-@pytest.mark.parametrize("binary", [True, False], ids=["binary", "json"])
-def test_simple_string_adds_and_subtracts_numbers_sent_as_strings(client, binary):
+def test_simple_string_adds_and_subtracts_numbers_sent_as_strings(strings_client):
     # what Triton's simple string examples do: 0..15 and sixteen 1s as decimal strings
-    module, c = client
+    module, c, binary = strings_client
     a = np.array([str(x).encode("utf-8") for x in range(16)], dtype=np.object_).reshape(1, 16)
     b = np.array([b"1"] * 16, dtype=np.object_).reshape(1, 16)
     result = c.infer(
@@ -266,7 +265,7 @@ def test_broken_config_is_unavailable_with_its_parse_error(client):
 UNSERVABLE = {
     "ensemble": "ensemble",
     "sequence": "sequence_batching",
-    "python_model": "backend 'python'",
+    "pytorch_model": "backend 'pytorch'",
     "decoupled": "decoupled",
 }
 

@@ -8,6 +8,7 @@ import dev.modelkeeper.onnx.OnnxRuntimeState;
 import dev.modelkeeper.onnx.RepositoryEntry;
 import dev.modelkeeper.onnx.demo.DemoRepository;
 import dev.modelkeeper.onnx.remote.ArtifactDownloadException;
+import dev.modelkeeper.python.PythonBackend;
 import dev.modelkeeper.server.ModelKeeperServer;
 import dev.modelkeeper.server.config.InvalidConfigException;
 import dev.modelkeeper.server.config.ServerConfig;
@@ -79,6 +80,14 @@ final class ServeCommand implements Callable<Integer> {
           "Where downloaded models and the demo repository are kept; ~ is your home"
               + " folder (default: ${DEFAULT-VALUE}).")
   Path cacheDir;
+
+  @Option(
+      names = "--python",
+      paramLabel = "INTERPRETER",
+      description =
+          "The Python interpreter of models with backend \"python\" (model.py); it needs"
+              + " numpy (default: python3 on the PATH, or $MODELKEEPER_PYTHON).")
+  String python;
 
   @Option(
       names = "--preload",
@@ -153,6 +162,9 @@ final class ServeCommand implements Callable<Integer> {
   /** Validates the settings, starts the server and prints the startup summary; never blocks. */
   ModelKeeperServer start() {
     Logging.configure(logFormat);
+    if (python != null) {
+      System.setProperty(PythonBackend.PYTHON_PROPERTY, python);
+    }
     Opened opened = openRepository();
     ServerConfig config = config(opened.repository());
     List<RepositoryEntry> models;

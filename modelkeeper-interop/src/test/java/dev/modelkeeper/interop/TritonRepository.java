@@ -23,7 +23,7 @@ import java.util.List;
  *   <li>{@code simple_string} and {@code simple_identity}: Triton's string examples, numbers as
  *       decimal strings added and subtracted, and a BYTES echo
  *   <li>{@code broken}: a {@code config.pbtxt} with a syntax error on line 3
- *   <li>{@code ensemble}, {@code sequence}, {@code decoupled}, {@code python_model}: what
+ *   <li>{@code ensemble}, {@code sequence}, {@code decoupled}, {@code pytorch_model}: what
  *       ModelKeeper does not serve, listed and refused
  * </ul>
  */
@@ -122,8 +122,8 @@ final class TritonRepository {
   /**
    * Models in Triton's layout that ModelKeeper lists as UNAVAILABLE and refuses: an ensemble over
    * {@code addsub} (an empty version folder, as Triton's ensembles have), a {@code
-   * sequence_batching} model and a decoupled one (both with a servable model file), and a
-   * Python-backend model ({@code 1/model.py}).
+   * sequence_batching} model and a decoupled one (both with a servable model file), and a model of
+   * a backend ModelKeeper lacks ({@code pytorch}).
    */
   private static void unservable(Path root) throws IOException {
     Files.createDirectories(root.resolve("ensemble/1"));
@@ -167,14 +167,14 @@ final class TritonRepository {
         model_transaction_policy { decoupled: true }
         """);
     Files.writeString(
-        Files.createDirectories(root.resolve("python_model/1")).resolve("model.py"),
-        "class TritonPythonModel:\n    def execute(self, requests):\n        return []\n",
+        Files.createDirectories(root.resolve("pytorch_model/1")).resolve("model.pt"),
+        "not a TorchScript file",
         StandardCharsets.UTF_8);
     config(
         root,
-        "python_model",
+        "pytorch_model",
         """
-        backend: "python"
+        backend: "pytorch"
         max_batch_size: 8
         input [ { name: "IN" data_type: TYPE_FP32 dims: [ 4 ] } ]
         output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] } ]

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  * and without a batch dimension, {@code get_model_config}, version policies, classification with
  * labels, a broken {@code config.pbtxt} that leaves its model UNAVAILABLE with the parse error
  * while the rest serves, the refusals of what is not served (an ensemble, sequence batching, a
- * Python backend, a decoupled model), Triton's wording of errors, raw outputs for typed contents,
- * and model control: loads with a config override (applied, malformed, contradicting) and with file
- * overrides (see {@code src/test/python/test_triton_repository.py}).
+ * backend ModelKeeper lacks, a decoupled model), Triton's wording of errors, raw outputs for typed
+ * contents, and model control: loads with a config override (applied, malformed, contradicting) and
+ * with file overrides (see {@code src/test/python/test_triton_repository.py}).
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class TritonRepositoryTest {

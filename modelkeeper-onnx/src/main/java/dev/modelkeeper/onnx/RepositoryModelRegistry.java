@@ -15,14 +15,14 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A {@link ModelRegistry} over a {@link ModelRepository}: identifiers are {@code name} (the highest
- * version, resolved when the model loads) or {@code name/version}, and factories build {@link
- * OnnxModel}s. Thread-safe.
+ * version, resolved when the model loads) or {@code name/version}, and factories build models of
+ * the {@link ModelBackends}. Thread-safe.
  *
  * <p>{@link #getModel} validates the identifier ({@link InvalidModelIdException} when malformed)
  * and checks that the repository holds it ({@link ModelNotFoundException} otherwise). The returned
- * factory loads the identifier it is given in {@link ModelFactory#create}, and predicts what its
- * load needs at the peak (measured before, or estimated from the repository's size of it) without
- * loading or downloading it.
+ * factory loads the identifier it is given in {@link ModelFactory#create} with the {@link
+ * ModelBackend} its configuration names, and predicts what its load needs at the peak (measured
+ * before, or estimated from the repository's size of it) without loading or downloading it.
  *
  * <p>A model whose load fails for a reason in its files ({@link ModelUnservableException}) is
  * remembered with the repository's {@link ModelRepository#revision revision} of its files: {@link
@@ -39,6 +39,9 @@ public final class RepositoryModelRegistry implements ModelRegistry {
   private final ModelRepository repository;
   private final OnnxModelOptions options;
   private final ModelFactory factory = new Factory();
+
+  /** The backend of each model version (name/version) loaded so far. */
+  private final Map<String, ModelBackend> backends = new ConcurrentHashMap<>();
 
   /** The last refusal of each model version (name/version), with the revision of its files. */
   private final Map<String, Refusal> refusals = new ConcurrentHashMap<>();
@@ -106,7 +109,7 @@ public final class RepositoryModelRegistry implements ModelRegistry {
     return repository;
   }
 
-  /** Builds {@link OnnxModel}s; stateless. */
+  /** Builds models with their backends. */
   private final class Factory implements ModelFactory {
 
     @Override
@@ -116,7 +119,10 @@ public final class RepositoryModelRegistry implements ModelRegistry {
       // read before the files are: a change while it loads makes the next request try again
       String revision = repository.revision(entry.modelId());
       try {
-        return OnnxModel.load(repository.fetch(id), options);
+        ModelArtifact artifact = repository.fetch(id);
+        ModelBackend backend = ModelBackends.of(artifact.config());
+        backends.put(entry.id(), backend);
+        return backend.load(artifact, options);
       } catch (ModelUnservableException e) {
         if (revision != null) {
           refusals.put(entry.id(), new Refusal(revision, e));
@@ -137,8 +143,12 @@ public final class RepositoryModelRegistry implements ModelRegistry {
             .memoryCosts()
             .known(entry.id())
             .filter(MemoryCost::measured)
-            .orElseGet(() -> MemoryCost.estimate(entry.sizeBytes()))
-            .loadPeakBytes();
+            .map(MemoryCost::loadPeakBytes)
+            .orElseGet(
+                () ->
+                    backends
+                        .getOrDefault(entry.id(), ModelBackends.of("", ""))
+                        .estimatedPeakBytes(entry.sizeBytes()));
       } catch (ModelKeeperException e) {
         return -1;
       }

@@ -27,15 +27,15 @@ import java.util.stream.Collectors;
  * Reads a Triton-layout model configuration, {@code <repository>/<model>/config.pbtxt} in
  * protobuf's text format, into a {@link ModelConfig}. Stateless and thread-safe.
  *
- * <p>What is applied: {@code name} (must match the folder), {@code platform}/{@code backend} (ONNX
- * Runtime only), {@code max_batch_size}, {@code input} and {@code output} ({@code data_type},
- * {@code dims}, {@code reshape}, {@code optional}, {@code label_filename}), {@code version_policy},
- * {@code instance_group.count} (runs at once), {@code dynamic_batching} ({@code
+ * <p>What is applied: {@code name} (must match the folder), {@code platform}/{@code backend} (one
+ * of the {@link ModelBackends}), {@code max_batch_size}, {@code input} and {@code output} ({@code
+ * data_type}, {@code dims}, {@code reshape}, {@code optional}, {@code label_filename}), {@code
+ * version_policy}, {@code instance_group.count} (runs at once), {@code dynamic_batching} ({@code
  * preferred_batch_size}, {@code max_queue_delay_microseconds}), {@code default_model_filename},
  * {@code model_warmup} (run as the last step of a load) and the ONNX Runtime parameters {@code
  * intra_op_thread_count} and {@code inter_op_thread_count}. What ModelKeeper does not serve is
- * refused with {@link UnsupportedFeatureException} naming the feature: ensembles, backends other
- * than ONNX Runtime, sequence batching and decoupled models ({@link #unsupported}); every other
+ * refused with {@link UnsupportedFeatureException} naming the feature: ensembles, backends not on
+ * the class path, sequence batching and decoupled models ({@link #unsupported}); every other
  * setting parses and is reported in {@link ModelConfig.Declared#ignored()}.
  */
 public final class TritonConfig {
@@ -171,21 +171,19 @@ public final class TritonConfig {
    * null when nothing it asks for is out of reach.
    */
   public static String unsupported(dev.modelkeeper.onnx.triton.ModelConfig c) {
-    String onnx =
-        " is not served: ModelKeeper runs ONNX models (platform '"
-            + PLATFORM
-            + "' or backend '"
-            + BACKEND
-            + "')";
     if (c.getPlatform().equals("ensemble") || c.hasEnsembleScheduling()) {
       return "ensemble models (platform 'ensemble', ensemble_scheduling) are not served:"
-          + " ModelKeeper runs each ONNX model on its own; call the steps in turn";
+          + " ModelKeeper runs each model on its own; call the steps in turn";
     }
-    if (!c.getPlatform().isEmpty() && !c.getPlatform().equals(PLATFORM)) {
-      return "platform '" + c.getPlatform() + "'" + onnx;
-    }
-    if (!c.getBackend().isEmpty() && !c.getBackend().equals(BACKEND)) {
-      return "backend '" + c.getBackend() + "'" + onnx;
+    if (ModelBackends.of(c.getPlatform(), c.getBackend()) == null) {
+      return (c.getBackend().isEmpty()
+              ? "platform '" + c.getPlatform() + "'"
+              : "backend '" + c.getBackend() + "'")
+          + " is not served: ModelKeeper has the backends "
+          + ModelBackends.names()
+          + " (platform '"
+          + PLATFORM
+          + "' is ONNX Runtime's)";
     }
     if (c.hasSequenceBatching()) {
       return "sequence_batching is not offered by ModelKeeper; it serves each request on its own";
@@ -281,7 +279,7 @@ public final class TritonConfig {
     }
     String modelFile = c.getDefaultModelFilename();
     if (modelFile.isEmpty()) {
-      modelFile = ModelRepository.MODEL_FILE;
+      modelFile = ModelBackends.of(c.getPlatform(), c.getBackend()).defaultModelFileName();
     } else if (modelFile.contains("/") || modelFile.contains("\\") || modelFile.startsWith(".")) {
       throw new IllegalArgumentException(
           "default_model_filename must be a file name inside the version folder, was '"
@@ -329,7 +327,11 @@ public final class TritonConfig {
         declared == null
             ? dev.modelkeeper.onnx.triton.ModelConfig.newBuilder()
             : declared.toBuilder();
-    b.setName(name).setPlatform(PLATFORM).setBackend(BACKEND);
+    ModelBackend backend = ModelBackends.of(config);
+    b.setName(name).setBackend(backend.name());
+    if (backend.name().equals(BACKEND)) {
+      b.setPlatform(PLATFORM);
+    }
     if (declared == null) {
       b.setMaxBatchSize(maxBatchSize);
       b.setVersionPolicy(

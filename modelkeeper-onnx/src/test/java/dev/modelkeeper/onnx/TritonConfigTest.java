@@ -97,9 +97,9 @@ class TritonConfigTest {
     assertThatThrownBy(() -> parse("platform: \"ensemble\""))
         .isInstanceOf(UnsupportedFeatureException.class)
         .hasMessageStartingWith("ensemble models");
-    assertThatThrownBy(() -> parse("backend: \"python\""))
+    assertThatThrownBy(() -> parse("backend: \"pytorch\""))
         .isInstanceOf(UnsupportedFeatureException.class)
-        .hasMessageStartingWith("backend 'python' is not served");
+        .hasMessageStartingWith("backend 'pytorch' is not served");
     assertThatThrownBy(() -> parse("model_transaction_policy { decoupled: true }"))
         .isInstanceOf(UnsupportedFeatureException.class)
         .hasMessageStartingWith("decoupled models");

@@ -134,7 +134,11 @@ public record Failure(Kind kind, String message, Duration retryAfter) {
           row(
               InferenceException.class,
               (e, id) -> {
-                LOG.log(Level.ERROR, "request " + id + " failed", e);
+                if (e.getCause() == null) { // a model's own failure, said in full by its message
+                  LOG.log(Level.ERROR, "request {0} failed: {1}", id, e.getMessage());
+                } else {
+                  LOG.log(Level.ERROR, "request " + id + " failed", e);
+                }
                 return new Failure(Kind.INTERNAL, e.getMessage() + " (request " + id + ")", null);
               }));
 

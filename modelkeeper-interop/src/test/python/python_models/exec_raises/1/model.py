@@ -1,0 +1,3 @@
+class TritonPythonModel:
+    def execute(self, requests):
+        raise RuntimeError("cannot decode this image")

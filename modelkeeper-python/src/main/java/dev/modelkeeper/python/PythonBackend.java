@@ -1,0 +1,143 @@
+package dev.modelkeeper.python;
+
+import dev.modelkeeper.onnx.InferenceModel;
+import dev.modelkeeper.onnx.ModelArtifact;
+import dev.modelkeeper.onnx.ModelBackend;
+import dev.modelkeeper.onnx.OnnxModelOptions;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Triton's Python backend ({@code backend: "python"}, {@code 1/model.py} with {@code class
+ * TritonPythonModel}) as a {@link ModelBackend}: each instance of a model is a child process of the
+ * server ({@link PythonModel}). The interpreter is {@code python3} on the {@code PATH} unless the
+ * system property {@value #PYTHON_PROPERTY} (the server's {@code --python}) or the environment
+ * variable {@value #PYTHON_ENV} names another; it needs numpy. Thread-safe.
+ */
+public final class PythonBackend implements ModelBackend {
+
+  /** Its name in {@code config.pbtxt}. */
+  public static final String NAME = "python";
+
+  /** The system property naming the interpreter. */
+  public static final String PYTHON_PROPERTY = "modelkeeper.python";
+
+  /** The environment variable naming the interpreter, when the property is not set. */
+  public static final String PYTHON_ENV = "MODELKEEPER_PYTHON";
+
+  /**
+   * What a Python model is expected to hold before it was measured: an interpreter with numpy is
+   * ~30 MB, and models load their own data; conservative, so that a first load stays under the cap.
+   */
+  public static final long ESTIMATED_BYTES = 256L << 20;
+
+  /** The files the child runs, written once per process into a temporary folder. */
+  private static final List<String> RUNTIME =
+      List.of("modelkeeper_runner.py", "triton_python_backend_utils.py");
+
+  private volatile Path runtime;
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public String defaultModelFileName() {
+    return "model.py";
+  }
+
+  @Override
+  public long estimatedPeakBytes(long fileBytes) {
+    return ESTIMATED_BYTES;
+  }
+
+  @Override
+  public InferenceModel load(ModelArtifact artifact, OnnxModelOptions options) {
+    PythonModel model = PythonModel.load(artifact, settings());
+    long fileBytes;
+    try {
+      fileBytes = Files.size(artifact.modelFile());
+    } catch (IOException e) {
+      fileBytes = 0;
+    }
+    options
+        .memoryCosts()
+        .recordLoad(artifact.id(), fileBytes, model.sizeBytes(), model.sizeBytes());
+    return model;
+  }
+
+  /** The interpreter and timeouts in force. */
+  Settings settings() {
+    String python = System.getProperty(PYTHON_PROPERTY);
+    if (python == null || python.isBlank()) {
+      python = System.getenv(PYTHON_ENV);
+    }
+    if (python == null || python.isBlank()) {
+      python = "python3";
+    }
+    return new Settings(
+        python, runtime(), Duration.ofSeconds(120), Duration.ofSeconds(60), Duration.ofSeconds(10));
+  }
+
+  private Path runtime() {
+    Path r = runtime;
+    if (r == null) {
+      synchronized (this) {
+        r = runtime;
+        if (r == null) {
+          r = writeRuntime();
+          runtime = r;
+        }
+      }
+    }
+    return r;
+  }
+
+  private static Path writeRuntime() {
+    try {
+      Path dir = Files.createTempDirectory("modelkeeper-python-");
+      for (String name : RUNTIME) {
+        try (InputStream in = PythonBackend.class.getResourceAsStream("pylib/" + name)) {
+          if (in == null) {
+            throw new IllegalStateException("the jar lacks " + name);
+          }
+          Path file = dir.resolve(name);
+          Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+          file.toFile().deleteOnExit();
+        }
+      }
+      dir.toFile().deleteOnExit();
+      return dir;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the Python backend's runtime files", e);
+    }
+  }
+
+  /**
+   * How Python models run.
+   *
+   * @param python the interpreter
+   * @param runtime the folder holding the runner and {@code triton_python_backend_utils}
+   * @param initializeTimeout how long {@code initialize} may take
+   * @param executeTimeout how long one {@code execute} may take before the process is stopped
+   * @param drainTimeout how long {@code finalize} may take before the process is killed
+   */
+  record Settings(
+      String python,
+      Path runtime,
+      Duration initializeTimeout,
+      Duration executeTimeout,
+      Duration drainTimeout) {
+
+    Settings withExecuteTimeout(Duration timeout) {
+      return new Settings(python, runtime, initializeTimeout, timeout, drainTimeout);
+    }
+  }
+}

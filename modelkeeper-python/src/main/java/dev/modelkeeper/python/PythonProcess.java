@@ -1,0 +1,335 @@
+package dev.modelkeeper.python;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One instance of a Python model: a child process running {@code modelkeeper_runner.py} over the
+ * model's {@code model.py}. Messages go to its stdin and come back on its stdout, each a 4-byte
+ * big-endian length and UTF-8 JSON; tensors cross through two shared-memory files (in {@code
+ * /dev/shm} where there is one), inputs written here and outputs by the child. What the child
+ * writes to stderr (its prints, its {@code pb_utils.Logger} lines, tracebacks) is logged, one event
+ * per line, naming the model. One call at a time: {@link PythonModel} hands each instance to one
+ * request at a time.
+ */
+final class PythonProcess implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(PythonProcess.class.getName());
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final AtomicLong FILES = new AtomicLong();
+  private static final Object EXITED = new Object();
+
+  private final String modelId;
+  private final Process process;
+  private final OutputStream toChild;
+  private final BlockingQueue<Object> answers = new LinkedBlockingQueue<>();
+  private final Path inFile;
+  private final Path outFile;
+  private final FileChannel inChannel;
+  private MappedByteBuffer in;
+  private MappedByteBuffer out;
+
+  /** The last line the child wrote to stderr, for the message when it dies. */
+  private volatile String lastLine = "";
+
+  private PythonProcess(String modelId, Process process, Path inFile, Path outFile)
+      throws IOException {
+    this.modelId = modelId;
+    this.process = process;
+    this.toChild = process.getOutputStream();
+    this.inFile = inFile;
+    this.outFile = outFile;
+    this.inChannel = FileChannel.open(inFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+    this.in = inChannel.map(FileChannel.MapMode.READ_WRITE, 0, inChannel.size());
+    Thread reader = new Thread(this::readAnswers, "modelkeeper-python-out-" + process.pid());
+    reader.setDaemon(true);
+    reader.start();
+    Thread log = new Thread(this::logErrors, "modelkeeper-python-err-" + process.pid());
+    log.setDaemon(true);
+    log.start();
+  }
+
+  /**
+   * Starts {@code python} on the runner for {@code modelPy}, in its version folder.
+   *
+   * @throws IOException when the interpreter cannot be started
+   */
+  static PythonProcess start(String python, Path runtime, Path modelPy, String modelId)
+      throws IOException {
+    Path dir = sharedMemoryDir();
+    String stem = "modelkeeper-" + ProcessHandle.current().pid() + "-" + FILES.incrementAndGet();
+    Path inFile = dir.resolve(stem + "-in");
+    Path outFile = dir.resolve(stem + "-out");
+    try (FileChannel c =
+        FileChannel.open(
+            inFile,
+            StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.READ,
+            StandardOpenOption.WRITE)) {
+      c.truncate(0);
+      c.write(ByteBuffer.allocate(1 << 16), (1 << 16) - 1);
+    }
+    Files.write(outFile, new byte[0]);
+    ProcessBuilder pb =
+        new ProcessBuilder(
+                python,
+                "-u",
+                runtime.resolve("modelkeeper_runner.py").toString(),
+                modelPy.toString())
+            .directory(modelPy.getParent().toFile());
+    String path = pb.environment().get("PYTHONPATH");
+    pb.environment()
+        .put("PYTHONPATH", runtime + (path == null || path.isEmpty() ? "" : ":" + path));
+    pb.environment().put("PYTHONUNBUFFERED", "1");
+    Process p;
+    try {
+      p = pb.start();
+    } catch (IOException e) {
+      Files.deleteIfExists(inFile);
+      Files.deleteIfExists(outFile);
+      throw e;
+    }
+    return new PythonProcess(modelId, p, inFile, outFile);
+  }
+
+  private static Path sharedMemoryDir() {
+    Path shm = Path.of("/dev/shm");
+    return Files.isDirectory(shm) && Files.isWritable(shm)
+        ? shm
+        : Path.of(System.getProperty("java.io.tmpdir"));
+  }
+
+  long pid() {
+    return process.pid();
+  }
+
+  /** The child's resident memory, from {@code /proc}; -1 when unknown. */
+  long residentBytes() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/" + process.pid() + "/status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.substring(6).trim().split("\\s+")[0]) << 10;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+    return -1;
+  }
+
+  boolean alive() {
+    return process.isAlive();
+  }
+
+  /** The shared-memory file inputs go to. */
+  Path inputFile() {
+    return inFile;
+  }
+
+  /** The shared-memory file outputs come from. */
+  Path outputFile() {
+    return outFile;
+  }
+
+  /** The input region, at least {@code bytes} long; valid until the next call of this method. */
+  ByteBuffer inputs(long bytes) throws IOException {
+    if (in.capacity() < bytes) {
+      long size = Math.max(bytes, 2L * in.capacity());
+      inChannel.truncate(size);
+      inChannel.write(ByteBuffer.allocate(1), size - 1);
+      in = inChannel.map(FileChannel.MapMode.READ_WRITE, 0, size);
+    }
+    return in.duplicate().order(ByteOrder.LITTLE_ENDIAN).clear();
+  }
+
+  /** The output region the child said is {@code size} bytes long. */
+  ByteBuffer outputs(long size) throws IOException {
+    if (out == null || out.capacity() != size) {
+      try (FileChannel c = FileChannel.open(outFile, StandardOpenOption.READ)) {
+        out = c.map(FileChannel.MapMode.READ_ONLY, 0, Math.min(size, c.size()));
+      }
+    }
+    return out.duplicate().order(ByteOrder.LITTLE_ENDIAN).clear();
+  }
+
+  /**
+   * Sends {@code message} and waits for the answer.
+   *
+   * @throws Failure when the child exits or does not answer within {@code timeout} (it is then
+   *     stopped)
+   */
+  JsonNode call(ObjectNode message, Duration timeout) throws Failure {
+    byte[] body;
+    try {
+      body = JSON.writeValueAsBytes(message);
+      byte[] head = ByteBuffer.allocate(4).putInt(body.length).array();
+      toChild.write(head);
+      toChild.write(body);
+      toChild.flush();
+    } catch (IOException e) {
+      throw exited();
+    }
+    Object answer;
+    try {
+      answer = answers.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      kill();
+      throw new Failure("model '" + modelId + "' was interrupted; its process was stopped");
+    }
+    if (answer == null) {
+      kill();
+      throw new Failure(
+          "model '"
+              + modelId
+              + "' did not answer within "
+              + timeout.toSeconds()
+              + " s; its process was stopped and starts again at the next request");
+    }
+    if (answer == EXITED) {
+      throw exited();
+    }
+    return (JsonNode) answer;
+  }
+
+  private Failure exited() {
+    try {
+      process.waitFor(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    String code = process.isAlive() ? "still running" : "exit code " + process.exitValue();
+    String last = lastLine;
+    return new Failure(
+        "the process of model '"
+            + modelId
+            + "' exited ("
+            + code
+            + ")"
+            + (last.isEmpty() ? "" : "; its last words: " + last)
+            + "; it starts again at the next request");
+  }
+
+  private void readAnswers() {
+    try (DataInputStream from = new DataInputStream(process.getInputStream())) {
+      while (true) {
+        int n = from.readInt();
+        byte[] body = new byte[n];
+        from.readFully(body);
+        answers.add(JSON.readTree(body));
+      }
+    } catch (EOFException e) {
+      // the child is gone
+    } catch (IOException e) {
+      LOG.log(Level.DEBUG, "model ''{0}'': reading its process ended: {1}", modelId, e);
+    } finally {
+      answers.add(EXITED);
+    }
+  }
+
+  private void logErrors() {
+    InputStream err = process.getErrorStream();
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(err, StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        if (!line.isBlank()) {
+          if (!line.startsWith("VERBOSE ")) {
+            lastLine = line.strip();
+          }
+          LOG.log(levelOf(line), "model ''{0}'': {1}", modelId, line);
+        }
+      }
+    } catch (IOException e) {
+      // the child is gone
+    }
+  }
+
+  private static Level levelOf(String line) {
+    for (Level l : List.of(Level.ERROR, Level.WARNING)) {
+      if (line.startsWith(l.getName() + " ")) {
+        return l;
+      }
+    }
+    return line.startsWith("VERBOSE ") ? Level.DEBUG : Level.INFO;
+  }
+
+  /** Stops the child at once. */
+  void kill() {
+    process.destroyForcibly();
+  }
+
+  /**
+   * Asks the child to finalize and exit, waits up to {@code timeout}, then kills it; removes the
+   * shared-memory files.
+   */
+  void stop(Duration timeout) {
+    try {
+      if (process.isAlive()) {
+        ObjectNode m = JSON.createObjectNode().put("op", "finalize");
+        try {
+          call(m, timeout);
+        } catch (Failure e) {
+          LOG.log(Level.WARNING, e.getMessage());
+        }
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+          process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    } finally {
+      close();
+    }
+  }
+
+  @Override
+  public void close() {
+    process.destroyForcibly();
+    try {
+      inChannel.close();
+      Files.deleteIfExists(inFile);
+      Files.deleteIfExists(outFile);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static ObjectMapper json() {
+    return JSON;
+  }
+
+  /** A call the child did not answer: it exited, or it was stopped. */
+  static final class Failure extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Failure(String message) {
+      super(message, null, false, false);
+    }
+  }
+}
