@@ -36,6 +36,11 @@ public final class OnnxRuntimeState {
     return Environment.INSTANCE;
   }
 
+  /** ONNX Runtime's version, e.g. {@code 1.22.0}; creates the environment when not yet done. */
+  public static String version() {
+    return environment().getVersion();
+  }
+
   /** Creates, runs and closes one tiny session, the first time it is called; at once after. */
   public static void ensureStarted() {
     Started.touch();

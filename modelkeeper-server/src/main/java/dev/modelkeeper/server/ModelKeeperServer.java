@@ -208,7 +208,7 @@ public final class ModelKeeperServer implements AutoCloseable {
         config
             .loading()
             .optimizedModelsDir()
-            .map(dir -> OptimizedModels.in(dir, OnnxRuntimeState.environment().getVersion()))
+            .map(dir -> OptimizedModels.in(dir, OnnxRuntimeState.version()))
             .orElse(OptimizedModels.NONE);
     this.manager = manager(config, resolver, memory, memoryCosts);
     ModelEvents events = new ModelEvents(repository);

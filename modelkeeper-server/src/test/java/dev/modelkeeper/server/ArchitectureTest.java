@@ -209,6 +209,37 @@ class ArchitectureTest {
         .check(classes);
   }
 
+  /**
+   * The server and the repositories reach models through the model API and the {@code ModelBackend}
+   * seam only: none of their classes uses ONNX Runtime or a backend's own classes, so a backend
+   * plugs in without a change to them.
+   */
+  @Test
+  void serverAndRepositories_useNoBackendsOwnClasses() {
+    noClasses()
+        .that()
+        .resideInAPackage(SERVER + "..")
+        .or()
+        .resideInAPackage("dev.modelkeeper.onnx.remote..")
+        .or()
+        .haveFullyQualifiedName("dev.modelkeeper.onnx.LocalModelRepository")
+        .or()
+        .haveFullyQualifiedName("dev.modelkeeper.onnx.OverridingRepository")
+        .or()
+        .haveFullyQualifiedName("dev.modelkeeper.onnx.ModelRepositories")
+        .or()
+        .haveFullyQualifiedName("dev.modelkeeper.onnx.RepositoryModelRegistry")
+        .or()
+        .haveFullyQualifiedName("dev.modelkeeper.onnx.TritonConfig")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("ai.onnxruntime..", "dev.modelkeeper.python..")
+        .orShould()
+        .dependOnClassesThat()
+        .haveFullyQualifiedName("dev.modelkeeper.onnx.OnnxModel")
+        .check(classes);
+  }
+
   @Test
   void onlyTheGrpcRoom_importsGrpcJava() {
     noClasses()
