@@ -7,7 +7,8 @@
 #
 #   scripts/bench-memory.sh SCENARIO [--out DIR] [--baseline-jar PATH | --baseline-commit SHA] [options]
 #
-# SCENARIO: acceptance (copies of convnet under the cap, ~3 min), churn (the cap of the work tree's
+# SCENARIO: acceptance (copies of convnet under the cap, ~3 min), python (copies of a Python model
+# holding --python-mb of numpy data under the cap, with --python INTERPRETER, ~3 min), churn (the cap of the work tree's
 # jar vs the file-size budget of a baseline jar, 2 x 10 min), per-model (~2 min) or cycles (1,000
 # load/unload cycles). `scripts/bench-memory.sh SCENARIO --help` lists the options (--seconds N,
 # --copies N, --clients N, --cap SIZE, --budget SIZE, --heap SIZE, ...).

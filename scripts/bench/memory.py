@@ -34,12 +34,41 @@ def log(msg):
     print(time.strftime("[%H:%M:%S] ") + msg, file=sys.stderr, flush=True)
 
 
-def rss(pid):
+def own_rss(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def descendants(pid):
+    """The pids of pid's children, their children, ... (Python models' processes)."""
+    parents = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                with open(f"/proc/{p}/stat") as f:
+                    parents.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(p))
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def rss(pid):
+    """The resident memory of pid and every process under it."""
+    total = own_rss(pid)
+    for child in descendants(pid):
+        try:
+            total += own_rss(child)
+        except OSError:
+            pass  # exited meanwhile
+    return total
 
 
 class Server:
@@ -124,7 +153,9 @@ def models(root):
     for name in sorted(os.listdir(root)):
         for version in sorted(os.listdir(os.path.join(root, name)) if os.path.isdir(os.path.join(root, name)) else []):
             folder = os.path.join(root, name, version)
-            if os.path.isfile(os.path.join(folder, "model.onnx")):
+            if os.path.isfile(os.path.join(folder, "model.py")):
+                out.append((name, version, None))
+            elif os.path.isfile(os.path.join(folder, "model.onnx")):
                 config = os.path.join(folder, "config.json")
                 batch = json.load(open(config)).get("max_batch_size", -1) if os.path.exists(config) else -1
                 out.append((name, version, batch if batch and batch > 0 else None))
@@ -176,6 +207,7 @@ def load_run(a, label, jar, repo, flags, budget=False):
     charges = [] if died else [
         {k: m.get(k) for k in ("model_id", "state", "size_bytes", "charged_bytes", "measured_bytes")}
         for m in server.registry().get("models", [])]
+    children = [] if died else descendants(server.process.pid)
     cap = None if budget else after.get("modelkeeper_memory_cap_bytes")
     cap = cap or (None if died else server.registry().get("max_bytes"))
     max_rss = max((r for _, r in server.samples), default=0)
@@ -190,6 +222,8 @@ def load_run(a, label, jar, repo, flags, budget=False):
         "samples": len(server.samples),
         "loads": after.get("modelkeeper_model_loads_total", 0) - before.get("modelkeeper_model_loads_total", 0),
         "evictions": after.get("modelkeeper_model_evictions_total", 0) - before.get("modelkeeper_model_evictions_total", 0),
+        "processes_at_end": len(children),
+        "resident_models_at_end": sum(1 for m in charges if m.get("state") == "READY"),
         **figures, "measured_after_seconds": learned, "resident_at_end": charges, "out_of_memory": server.out_of_memory(), "died": died,
     }
     server.stop(a.out, label)
@@ -204,6 +238,36 @@ def load_run(a, label, jar, repo, flags, budget=False):
 def acceptance(a):
     repo = repository(a.demo, os.path.join(a.work, "acceptance-repository"), a.copies, False)
     return load_run(a, "acceptance", a.jar, repo, [a.cap_flag, a.cap] + a.server_flag)
+
+
+PYTHON_MODEL = """import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.weights = np.ones(%d // 8)  # touched: resident, as a loaded model's data is
+
+    def execute(self, requests):
+        return [pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(
+            "OUT", pb_utils.get_input_tensor_by_name(r, "IN").as_numpy() * self.weights[0])])
+            for r in requests]
+"""
+
+
+def python(a):
+    """copies of a Python model holding a.python_mb of numpy data, JVM and children under the cap."""
+    root = os.path.join(a.work, "python-repository")
+    for i in range(a.copies):
+        folder = os.path.join(root, "holds-%s" % chr(ord("a") + i), "1")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "model.py"), "w") as f:
+            f.write(PYTHON_MODEL % (a.python_mb * 1000 * 1000))
+        with open(os.path.join(folder, "..", "config.pbtxt"), "w") as f:
+            f.write('backend: "python"\ninput [ { name: "IN" data_type: TYPE_FP32 dims: [ 4 ] } ]\n'
+                    'output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] } ]\n')
+    flags = [a.cap_flag, a.cap] + (["--python", a.python] if a.python else []) + a.server_flag
+    return load_run(a, "python", a.jar, root, flags)
 
 
 def churn(a):
@@ -304,7 +368,7 @@ def cycles(a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("scenario", choices=["acceptance", "churn", "per-model", "cycles"])
+    p.add_argument("scenario", choices=["acceptance", "churn", "per-model", "cycles", "python"])
     p.add_argument("--jar", required=True, help="the server jar under test")
     p.add_argument("--benchmarks-jar", default="modelkeeper-benchmarks/target/benchmarks.jar")
     p.add_argument("--baseline-jar", help="churn: the jar run with the file-size budget")
@@ -320,6 +384,8 @@ def main():
     p.add_argument("--seconds", type=int, help="load per run (default: acceptance 180, churn 600)")
     p.add_argument("--copies", type=int, help="copies of convnet (default: acceptance 6, churn 4)")
     p.add_argument("--clients", type=int, default=3)
+    p.add_argument("--python", help="python: the interpreter of the Python models (needs numpy)")
+    p.add_argument("--python-mb", type=int, default=150, help="python: MB of numpy data each model holds")
     p.add_argument("--rows", type=int, default=32, help="rows for models without max_batch_size")
     p.add_argument("--requests", type=int, default=20, help="per-model: requests at the largest batch")
     p.add_argument("--learning-cycles", type=int, default=5, help="per-model: unmeasured load, requests, unload cycles first")
@@ -333,7 +399,8 @@ def main():
     a.copies = a.copies if a.copies is not None else (4 if a.scenario == "churn" else 6)
     a.work = a.work or os.path.join(a.out, "work")
     os.makedirs(a.work, exist_ok=True)
-    ok = {"acceptance": acceptance, "churn": churn, "per-model": per_model, "cycles": cycles}[a.scenario](a)
+    ok = {"acceptance": acceptance, "churn": churn, "per-model": per_model, "cycles": cycles,
+          "python": python}[a.scenario](a)
     sys.exit(0 if ok else 1)
 
 

@@ -231,8 +231,12 @@ def memory(d):
                      s["requests"], fmt(s["rps"], 1), fmt(s["p50_us"] / 1e3, 1), fmt(s["p99_us"] / 1e3, 1),
                      " ".join(f"{k}: {v}" for k, v in sorted(s["statuses"].items())), fmt(s["loads"]),
                      fmt(s["evictions"]), "yes" if s["out_of_memory"] or s["died"] else "no"])
+        if s["scenario"] == "python":
+            out.append(f"{s['label']}: at the end {s['resident_models_at_end']} Python models resident and "
+                       f"{s['processes_at_end']} processes under the server (one per resident model "
+                       f"instance: the evicted models' processes are gone).\n")
     if body:
-        out.append("RSS sampled every 100 ms from /proc/<pid>/status; latencies and statuses from wrk; loads "
+        out.append("RSS (the server's and its child processes') sampled every 100 ms from /proc/<pid>/status; latencies and statuses from wrk; loads "
                    "and evictions from the server's /metrics; the cap from `modelkeeper_memory_cap_bytes` "
                    "(the file-size budget's run: the registry's `max_bytes`).\n\n" + table(
                        ["run", "models", "clients", "s", "max RSS MiB", "cap MiB", "max RSS / cap",

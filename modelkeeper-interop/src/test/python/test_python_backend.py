@@ -88,6 +88,28 @@ def test_auto_complete_config_declares_the_tensors(client):
     assert names == ["IN"]
 
 
+def bls_inputs(module, callee):
+    a = np.arange(16, dtype=np.int32)
+    b = np.full(16, 2, dtype=np.int32)
+    return a, b, [tensor(module, "INPUT0", a, "INT32"), tensor(module, "INPUT1", b, "INT32"),
+                  tensor(module, "CALLEE", np.array([callee.encode()], dtype=np.object_), "BYTES")]
+
+
+def test_bls_calls_an_onnx_model_and_a_python_model(client):
+    module, c = client
+    a, b, inputs = bls_inputs(module, "")
+    result = c.infer("bls", inputs)
+    np.testing.assert_array_equal(result.as_numpy("SUM"), a + b)
+    np.testing.assert_array_equal(result.as_numpy("DIFF"), (a - b).astype(np.float32))
+
+
+def test_bls_call_of_an_unknown_model_answers_its_error(client):
+    module, c = client
+    _, _, inputs = bls_inputs(module, "no_such_model")
+    message = error_of(lambda: c.infer("bls", inputs))
+    assert "no_such_model" in message
+
+
 IN = np.array([1, 2, 3, 4], dtype=np.float32)
 
 

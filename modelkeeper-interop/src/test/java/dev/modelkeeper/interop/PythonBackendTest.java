@@ -39,6 +39,10 @@ class PythonBackendTest {
   static void startServer() throws Exception {
     Path tests = Path.of(System.getProperty("interop.python.dir"));
     repository = copy(tests.resolve("python_models"), dir.resolve("models")).toRealPath();
+    // the ONNX model the BLS model calls: Triton's simple add/sub without a batch dimension
+    TritonRepository.addSub("onnx_addsub", 0)
+        .writeTo(
+            Files.createDirectories(repository.resolve("onnx_addsub/1")).resolve("model.onnx"));
     PythonEnv venv = PythonEnv.forRequirements(tests.resolve("requirements.txt"));
     server =
         ServerProcess.builder()
@@ -86,6 +90,7 @@ class PythonBackendTest {
         .contains("test_add_sub_as_tritons_docs_write_it[http] PASSED")
         .contains("test_add_sub_as_tritons_docs_write_it[grpc] PASSED")
         .contains("test_a_process_that_exits_fails_its_request_and_starts_again[grpc] PASSED")
+        .contains("test_bls_calls_an_onnx_model_and_a_python_model[grpc] PASSED")
         .contains("test_zz_fixed_files_are_served_at_the_next_request PASSED")
         .contains("test_zz_unloading_ends_the_processes PASSED")
         .doesNotContain("SKIPPED");

@@ -235,7 +235,7 @@ final class TritonRepository {
   }
 
   /** Sum and difference of two INT32 inputs of 16 elements, with a batch dimension or without. */
-  private static OnnxGraphBuilder addSub(String name, int maxBatchSize) {
+  static OnnxGraphBuilder addSub(String name, int maxBatchSize) {
     long[] shape = maxBatchSize > 0 ? new long[] {-1, 16} : new long[] {16};
     return new OnnxGraphBuilder(name)
         .input("INPUT0", Datatype.INT32, shape)

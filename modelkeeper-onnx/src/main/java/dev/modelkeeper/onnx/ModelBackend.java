@@ -37,6 +37,15 @@ public interface ModelBackend {
   InferenceModel load(ModelArtifact artifact, OnnxModelOptions options);
 
   /**
+   * As {@link #load(ModelArtifact, OnnxModelOptions)}, for a model that may call other models
+   * through {@code caller}; backends whose models call none ignore it.
+   */
+  default InferenceModel load(
+      ModelArtifact artifact, OnnxModelOptions options, ModelCaller caller) {
+    return load(artifact, options);
+  }
+
+  /**
    * What loading a model of {@code fileBytes} (its model file) is expected to need at its peak
    * before it was ever measured; conservative.
    */

@@ -40,6 +40,9 @@ public final class RepositoryModelRegistry implements ModelRegistry {
   private final OnnxModelOptions options;
   private final ModelFactory factory = new Factory();
 
+  /** How models loaded from now on call other models; see {@link #callModelsThrough}. */
+  private volatile ModelCaller caller = ModelCaller.NONE;
+
   /** The backend of each model version (name/version) loaded so far. */
   private final Map<String, ModelBackend> backends = new ConcurrentHashMap<>();
 
@@ -72,6 +75,11 @@ public final class RepositoryModelRegistry implements ModelRegistry {
       refusals.remove(entry.id(), refused); // its files changed: the next load tries again
     }
     return factory;
+  }
+
+  /** Models loaded from now on call other models through {@code caller} (the server's engine). */
+  public void callModelsThrough(ModelCaller caller) {
+    this.caller = Objects.requireNonNull(caller, "caller");
   }
 
   /**
@@ -122,7 +130,7 @@ public final class RepositoryModelRegistry implements ModelRegistry {
         ModelArtifact artifact = repository.fetch(id);
         ModelBackend backend = ModelBackends.of(artifact.config());
         backends.put(entry.id(), backend);
-        return backend.load(artifact, options);
+        return backend.load(artifact, options, caller);
       } catch (ModelUnservableException e) {
         if (revision != null) {
           refusals.put(entry.id(), new Refusal(revision, e));

@@ -3,6 +3,7 @@ package dev.modelkeeper.python;
 import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.ModelArtifact;
 import dev.modelkeeper.onnx.ModelBackend;
+import dev.modelkeeper.onnx.ModelCaller;
 import dev.modelkeeper.onnx.OnnxModelOptions;
 import java.io.IOException;
 import java.io.InputStream;
@@ -60,7 +61,12 @@ public final class PythonBackend implements ModelBackend {
 
   @Override
   public InferenceModel load(ModelArtifact artifact, OnnxModelOptions options) {
-    PythonModel model = PythonModel.load(artifact, settings());
+    return load(artifact, options, ModelCaller.NONE);
+  }
+
+  @Override
+  public InferenceModel load(ModelArtifact artifact, OnnxModelOptions options, ModelCaller caller) {
+    PythonModel model = PythonModel.load(artifact, settings(), caller);
     long fileBytes;
     try {
       fileBytes = Files.size(artifact.modelFile());

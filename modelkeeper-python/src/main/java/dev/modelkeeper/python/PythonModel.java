@@ -13,6 +13,7 @@ import dev.modelkeeper.onnx.InferenceException;
 import dev.modelkeeper.onnx.InferenceModel;
 import dev.modelkeeper.onnx.InvalidInputException;
 import dev.modelkeeper.onnx.ModelArtifact;
+import dev.modelkeeper.onnx.ModelCaller;
 import dev.modelkeeper.onnx.ModelConfig;
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.Tensor;
@@ -28,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -58,6 +60,7 @@ final class PythonModel implements InferenceModel {
   private final String id;
   private final ModelArtifact artifact;
   private final PythonBackend.Settings settings;
+  private final ModelCaller caller;
   private final ModelMetadata metadata;
   private final String modelConfigJson;
   private final BlockingQueue<Instance> idle;
@@ -68,6 +71,7 @@ final class PythonModel implements InferenceModel {
   private PythonModel(
       ModelArtifact artifact,
       PythonBackend.Settings settings,
+      ModelCaller caller,
       ModelMetadata metadata,
       String modelConfigJson,
       List<Instance> all,
@@ -75,6 +79,7 @@ final class PythonModel implements InferenceModel {
     this.id = artifact.id();
     this.artifact = artifact;
     this.settings = settings;
+    this.caller = caller;
     this.metadata = metadata;
     this.modelConfigJson = modelConfigJson;
     this.all = List.copyOf(all);
@@ -89,7 +94,8 @@ final class PythonModel implements InferenceModel {
    *     Python error's last line), or declares what cannot be served
    * @throws ModelLoadException when the interpreter cannot be started or does not answer
    */
-  static PythonModel load(ModelArtifact artifact, PythonBackend.Settings settings) {
+  static PythonModel load(
+      ModelArtifact artifact, PythonBackend.Settings settings, ModelCaller caller) {
     String id = artifact.id();
     dev.modelkeeper.onnx.triton.ModelConfig triton = artifact.config().declared().triton();
     if (triton == null) {
@@ -116,7 +122,7 @@ final class PythonModel implements InferenceModel {
         bytes += Math.max(0, i.process.residentBytes());
       }
       return new PythonModel(
-          artifact, settings, metadata(artifact, completed), configJson, started, bytes);
+          artifact, settings, caller, metadata(artifact, completed), configJson, started, bytes);
     } catch (RuntimeException e) {
       for (Instance i : started) {
         i.stop(Duration.ofSeconds(2));
@@ -305,6 +311,52 @@ final class PythonModel implements InferenceModel {
     }
   }
 
+  /**
+   * Runs a call of another model that {@code process}'s {@code execute} made (Triton's business
+   * logic scripting) through the server, and the answer to send back: the outputs in the process's
+   * region of call answers, or the failure's message.
+   */
+  private ObjectNode answer(PythonProcess process, JsonNode call) {
+    ObjectNode reply = JSON.createObjectNode();
+    try {
+      ByteBuffer region = process.outputs(call.path("output_size").asLong());
+      Map<String, Tensor> inputs = new LinkedHashMap<>();
+      for (JsonNode spec : call.path("inputs")) {
+        Tensor t = Instance.tensor(spec, region, id);
+        inputs.put(t.name(), t);
+      }
+      Set<String> requested = new LinkedHashSet<>();
+      call.path("requested_outputs").forEach(o -> requested.add(o.asText()));
+      Map<String, Tensor> outputs =
+          caller.infer(
+              call.path("model_name").asText(),
+              call.path("model_version").asText(""),
+              inputs,
+              requested);
+      List<byte[]> payloads = new ArrayList<>();
+      long total = 0;
+      for (Tensor t : outputs.values()) {
+        byte[] bytes = Instance.binary(t);
+        payloads.add(bytes);
+        total += bytes.length;
+      }
+      ByteBuffer answers = process.callAnswers(total);
+      ArrayNode specs = reply.put("ok", true).putArray("outputs");
+      Iterator<byte[]> data = payloads.iterator();
+      for (Tensor t : outputs.values()) {
+        byte[] bytes = data.next();
+        Instance.spec(specs.addObject(), t, answers.position(), bytes.length);
+        answers.put(bytes);
+      }
+      reply.put("bls_size", process.callAnswersSize());
+      return reply;
+    } catch (IOException | RuntimeException e) {
+      return JSON.createObjectNode()
+          .put("ok", false)
+          .put("error", e.getMessage() == null ? e.toString() : e.getMessage());
+    }
+  }
+
   @Override
   public void clearCache() {
     closed = true;
@@ -343,6 +395,7 @@ final class PythonModel implements InferenceModel {
       ObjectNode m = JSON.createObjectNode().put("op", "initialize");
       m.put("input_shm", process.inputFile().toString());
       m.put("output_shm", process.outputFile().toString());
+      m.put("bls_shm", process.callFile().toString());
       ObjectNode args = m.putObject("args");
       args.put("model_config", configJson);
       args.put("model_instance_kind", "CPU");
@@ -402,20 +455,15 @@ final class PythonModel implements InferenceModel {
         Iterator<byte[]> data = payloads.iterator();
         for (Tensor t : inputs.values()) {
           byte[] bytes = data.next();
-          ObjectNode s = specs.addObject();
-          s.put("name", t.name()).put("datatype", t.datatype().name());
-          ArrayNode shape = s.putArray("shape");
-          for (long d : t.shape()) {
-            shape.add(d);
-          }
-          s.put("offset", region.position()).put("length", bytes.length);
+          spec(specs.addObject(), t, region.position(), bytes.length);
           region.put(bytes);
         }
         ArrayNode outs = request.putArray("requested_outputs");
         for (String o : requested.isEmpty() ? outputNames(model) : requested) {
           outs.add(o);
         }
-        JsonNode answer = process.call(m, model.settings.executeTimeout());
+        PythonProcess p = process;
+        JsonNode answer = p.call(m, model.settings.executeTimeout(), call -> model.answer(p, call));
         if (!answer.path("ok").asBoolean()) {
           throw new InferenceException(
               "model '" + id + "' raised in execute: " + answer.path("error").asText(), null);
@@ -442,11 +490,21 @@ final class PythonModel implements InferenceModel {
       }
     }
 
+    /** How a tensor written at {@code offset} of a region is described to the child. */
+    static void spec(ObjectNode s, Tensor t, int offset, int length) {
+      s.put("name", t.name()).put("datatype", t.datatype().name());
+      ArrayNode shape = s.putArray("shape");
+      for (long d : t.shape()) {
+        shape.add(d);
+      }
+      s.put("offset", offset).put("length", length);
+    }
+
     private static List<String> outputNames(PythonModel model) {
       return model.metadata.outputs().stream().map(TensorSpec::name).toList();
     }
 
-    private static byte[] binary(Tensor t) {
+    static byte[] binary(Tensor t) {
       ByteBuffer raw = t.binary();
       if (raw != null) {
         byte[] out = new byte[raw.remaining()];
@@ -456,7 +514,7 @@ final class PythonModel implements InferenceModel {
       return t.datatype().toBinary(t.data());
     }
 
-    private static Tensor tensor(JsonNode o, ByteBuffer out, String id) {
+    static Tensor tensor(JsonNode o, ByteBuffer out, String id) {
       String name = o.path("name").asText();
       Datatype d = Datatype.tryParse(o.path("datatype").asText());
       if (d == null) {

@@ -26,6 +26,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * One instance of a Python model: a child process running {@code modelkeeper_runner.py} over the
@@ -49,22 +50,28 @@ final class PythonProcess implements AutoCloseable {
   private final BlockingQueue<Object> answers = new LinkedBlockingQueue<>();
   private final Path inFile;
   private final Path outFile;
+  private final Path blsFile;
   private final FileChannel inChannel;
+  private final FileChannel blsChannel;
   private MappedByteBuffer in;
   private MappedByteBuffer out;
+  private MappedByteBuffer bls;
 
   /** The last line the child wrote to stderr, for the message when it dies. */
   private volatile String lastLine = "";
 
-  private PythonProcess(String modelId, Process process, Path inFile, Path outFile)
+  private PythonProcess(String modelId, Process process, Path inFile, Path outFile, Path blsFile)
       throws IOException {
     this.modelId = modelId;
     this.process = process;
     this.toChild = process.getOutputStream();
     this.inFile = inFile;
     this.outFile = outFile;
+    this.blsFile = blsFile;
     this.inChannel = FileChannel.open(inFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
     this.in = inChannel.map(FileChannel.MapMode.READ_WRITE, 0, inChannel.size());
+    this.blsChannel = FileChannel.open(blsFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+    this.bls = blsChannel.map(FileChannel.MapMode.READ_WRITE, 0, blsChannel.size());
     Thread reader = new Thread(this::readAnswers, "modelkeeper-python-out-" + process.pid());
     reader.setDaemon(true);
     reader.start();
@@ -84,14 +91,16 @@ final class PythonProcess implements AutoCloseable {
     String stem = "modelkeeper-" + ProcessHandle.current().pid() + "-" + FILES.incrementAndGet();
     Path inFile = dir.resolve(stem + "-in");
     Path outFile = dir.resolve(stem + "-out");
-    try (FileChannel c =
-        FileChannel.open(
-            inFile,
-            StandardOpenOption.CREATE_NEW,
-            StandardOpenOption.READ,
-            StandardOpenOption.WRITE)) {
-      c.truncate(0);
-      c.write(ByteBuffer.allocate(1 << 16), (1 << 16) - 1);
+    Path blsFile = dir.resolve(stem + "-bls");
+    for (Path file : List.of(inFile, blsFile)) {
+      try (FileChannel c =
+          FileChannel.open(
+              file,
+              StandardOpenOption.CREATE_NEW,
+              StandardOpenOption.READ,
+              StandardOpenOption.WRITE)) {
+        c.write(ByteBuffer.allocate(1), (1 << 16) - 1);
+      }
     }
     Files.write(outFile, new byte[0]);
     ProcessBuilder pb =
@@ -109,11 +118,12 @@ final class PythonProcess implements AutoCloseable {
     try {
       p = pb.start();
     } catch (IOException e) {
-      Files.deleteIfExists(inFile);
-      Files.deleteIfExists(outFile);
+      for (Path file : List.of(inFile, outFile, blsFile)) {
+        Files.deleteIfExists(file);
+      }
       throw e;
     }
-    return new PythonProcess(modelId, p, inFile, outFile);
+    return new PythonProcess(modelId, p, inFile, outFile, blsFile);
   }
 
   private static Path sharedMemoryDir() {
@@ -155,15 +165,36 @@ final class PythonProcess implements AutoCloseable {
     return outFile;
   }
 
+  /** The shared-memory file the answers of the model's calls of other models go to. */
+  Path callFile() {
+    return blsFile;
+  }
+
   /** The input region, at least {@code bytes} long; valid until the next call of this method. */
   ByteBuffer inputs(long bytes) throws IOException {
-    if (in.capacity() < bytes) {
-      long size = Math.max(bytes, 2L * in.capacity());
-      inChannel.truncate(size);
-      inChannel.write(ByteBuffer.allocate(1), size - 1);
-      in = inChannel.map(FileChannel.MapMode.READ_WRITE, 0, size);
-    }
+    in = grown(inChannel, in, bytes);
     return in.duplicate().order(ByteOrder.LITTLE_ENDIAN).clear();
+  }
+
+  /** The region of call answers, at least {@code bytes} long, as {@link #inputs}. */
+  ByteBuffer callAnswers(long bytes) throws IOException {
+    bls = grown(blsChannel, bls, bytes);
+    return bls.duplicate().order(ByteOrder.LITTLE_ENDIAN).clear();
+  }
+
+  /** The size of the region of call answers, for the child to map. */
+  long callAnswersSize() {
+    return bls.capacity();
+  }
+
+  private static MappedByteBuffer grown(FileChannel c, MappedByteBuffer m, long bytes)
+      throws IOException {
+    if (m.capacity() >= bytes) {
+      return m;
+    }
+    long size = Math.max(bytes, 2L * m.capacity());
+    c.write(ByteBuffer.allocate(1), size - 1);
+    return c.map(FileChannel.MapMode.READ_WRITE, 0, size);
   }
 
   /** The output region the child said is {@code size} bytes long. */
@@ -183,6 +214,28 @@ final class PythonProcess implements AutoCloseable {
    *     stopped)
    */
   JsonNode call(ObjectNode message, Duration timeout) throws Failure {
+    return call(message, timeout, null);
+  }
+
+  /**
+   * As {@link #call(ObjectNode, Duration)}; messages the child sends meanwhile that call another
+   * model ({@code op: infer}) are answered with what {@code calls} returns, and each answer starts
+   * the timeout again.
+   */
+  JsonNode call(ObjectNode message, Duration timeout, Function<JsonNode, ObjectNode> calls)
+      throws Failure {
+    send(message);
+    while (true) {
+      JsonNode answer = await(timeout);
+      if (calls != null && answer.path("op").asText().equals("infer")) {
+        send(calls.apply(answer));
+        continue;
+      }
+      return answer;
+    }
+  }
+
+  private void send(ObjectNode message) throws Failure {
     byte[] body;
     try {
       body = JSON.writeValueAsBytes(message);
@@ -193,6 +246,9 @@ final class PythonProcess implements AutoCloseable {
     } catch (IOException e) {
       throw exited();
     }
+  }
+
+  private JsonNode await(Duration timeout) throws Failure {
     Object answer;
     try {
       answer = answers.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -313,8 +369,10 @@ final class PythonProcess implements AutoCloseable {
     process.destroyForcibly();
     try {
       inChannel.close();
-      Files.deleteIfExists(inFile);
-      Files.deleteIfExists(outFile);
+      blsChannel.close();
+      for (Path file : List.of(inFile, outFile, blsFile)) {
+        Files.deleteIfExists(file);
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -60,6 +60,7 @@ import dev.modelkeeper.server.observability.StatusBoard;
 import dev.modelkeeper.server.oip.InferRequestDecoder;
 import dev.modelkeeper.server.oip.OipRoutes;
 import dev.modelkeeper.server.repository.RepositoryRoutes;
+import dev.modelkeeper.server.request.InferRequest;
 import dev.modelkeeper.server.request.ModelTarget;
 import dev.modelkeeper.server.request.RequestIds;
 import dev.modelkeeper.server.request.RequestTracer;
@@ -96,6 +97,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
@@ -253,6 +255,26 @@ public final class ModelKeeperServer implements AutoCloseable {
             modelMemory,
             memory,
             statistics);
+    if (registry instanceof RepositoryModelRegistry) {
+      // a model's calls of other models (Python models' BLS) go through the engine like requests
+      AtomicLong calls = new AtomicLong();
+      ((RepositoryModelRegistry) registry)
+          .callModelsThrough(
+              (name, version, inputs, outputs) ->
+                  engine
+                      .infer(
+                          name,
+                          version == null || version.isEmpty() ? null : version,
+                          new InferRequest(
+                              "model-call-" + calls.incrementAndGet(),
+                              inputs,
+                              outputs,
+                              Map.of(),
+                              false,
+                              Map.of()))
+                      .outcome()
+                      .outputs());
+    }
     this.tritonMetrics = new TritonMetrics(engine);
     RequestIds requestIds = new RequestIds(); // one sequence for both transports
     this.auth =

@@ -8,7 +8,9 @@ and that much UTF-8 JSON. Tensors travel through two shared-memory files: the se
 call's inputs into the one it names, this process writes the outputs into the other and says
 how large it is.
 """
+import asyncio
 import importlib.util
+import inspect
 import json
 import mmap
 import os
@@ -125,6 +127,48 @@ def outputs_of(response, requested, out_region, offset):
     return specs, offset
 
 
+def tensors_in(region, specs, copy):
+    out = []
+    for spec in specs:
+        t = tensor_in(region, spec)
+        out.append(pb_utils.Tensor(t.name(), t.as_numpy().copy()) if copy else t)
+    return out
+
+
+class Caller:
+    """InferenceRequest.exec: the request's inputs into this process's output region (free until
+    execute returns), a message to the server, its outputs back through the server's BLS region."""
+
+    def __init__(self, out_region, bls_region):
+        self.out_region = out_region
+        self.bls_region = bls_region
+
+    def __call__(self, request):
+        specs, offset = [], 0
+        for t in request.inputs():
+            array = t.as_numpy()
+            datatype = pb_utils.numpy_to_triton_type(array.dtype)
+            data = (pb_utils.serialize_byte_tensor(array) if datatype == "BYTES"
+                    else np.ascontiguousarray(array).tobytes())
+            region = self.out_region.ensure(offset + len(data))
+            region[offset:offset + len(data)] = data
+            specs.append({"name": t.name(), "datatype": datatype, "shape": list(array.shape),
+                          "offset": offset, "length": len(data)})
+            offset += len(data)
+        version = request.model_version()
+        write_message({"op": "infer", "model_name": request.model_name(),
+                       "model_version": "" if version in (None, -1, "-1", "") else str(version),
+                       "requested_outputs": request.requested_output_names(),
+                       "inputs": specs, "output_size": self.out_region.size})
+        answer = read_message()
+        if answer is None:
+            sys.exit(0)  # the server is gone
+        if not answer.get("ok"):
+            return pb_utils.InferenceResponse(error=pb_utils.TritonError(answer.get("error", "failed")))
+        self.bls_region.view(answer["bls_size"])
+        return pb_utils.InferenceResponse(output_tensors=tensors_in(self.bls_region, answer["outputs"], True))
+
+
 def main():
     spec = importlib.util.spec_from_file_location("model", sys.argv[1])
     module = importlib.util.module_from_spec(spec)
@@ -139,6 +183,7 @@ def main():
             if op == "initialize":
                 in_region = Region(message["input_shm"])
                 out_region = Region(message["output_shm"])
+                pb_utils._CALLER = Caller(out_region, Region(message["bls_shm"]))
                 spec.loader.exec_module(module)
                 cls = getattr(module, "TritonPythonModel", None)
                 if cls is None:
@@ -162,6 +207,8 @@ def main():
                         requested_output_names=r["requested_outputs"],
                         request_id=r.get("id", ""), parameters=r.get("parameters", "{}")))
                 responses = model.execute(requests)
+                if inspect.iscoroutine(responses):  # async def execute, awaiting async_exec calls
+                    responses = asyncio.run(responses)
                 if responses is None or len(responses) != len(requests):
                     raise pb_utils.TritonModelException(
                         "execute returned %s responses for %d requests"

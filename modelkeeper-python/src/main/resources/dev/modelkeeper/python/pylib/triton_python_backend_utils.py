@@ -133,8 +133,9 @@ class InferenceRequest:
     """A request to the model: its inputs, the outputs asked for, its parameters."""
 
     def __init__(self, model_name=None, requested_output_names=None, inputs=None,
-                 request_id="", parameters=None, **kwargs):
+                 request_id="", parameters=None, model_version=-1, **kwargs):
         self._model_name = model_name
+        self._model_version = model_version
         self._inputs = list(inputs or [])
         self._requested = list(requested_output_names or [])
         self._id = request_id
@@ -155,15 +156,27 @@ class InferenceRequest:
     def model_name(self):
         return self._model_name
 
+    def model_version(self):
+        return self._model_version
+
     def is_cancelled(self):
         return False
 
     def exec(self, decoupled=False):
-        raise TritonModelException(
-            "BLS calls (InferenceRequest.exec) are not offered yet by ModelKeeper's Python backend")
+        """Runs the request on model_name through the server (business logic scripting): the
+        model is loaded on demand and leased while it runs. Errors come back in the response."""
+        if decoupled:
+            raise TritonModelException("decoupled BLS calls are not offered by ModelKeeper")
+        if _CALLER is None:
+            raise TritonModelException("InferenceRequest.exec is only offered inside execute")
+        return _CALLER(self)
 
     async def async_exec(self, decoupled=False):
         return self.exec(decoupled)
+
+
+# set by the runner: how a request reaches the server (see modelkeeper_runner.call_model)
+_CALLER = None
 
 
 class InferenceResponse:
