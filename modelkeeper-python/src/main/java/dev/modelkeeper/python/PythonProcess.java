@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -22,8 +21,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -42,12 +41,26 @@ final class PythonProcess implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(PythonProcess.class.getName());
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final AtomicLong FILES = new AtomicLong();
-  private static final Object EXITED = new Object();
+  private static final long WATCH_MILLIS = 100;
+
+  /** The processes the watchdog looks after: the live ones. */
+  private static final Set<PythonProcess> WATCHED = ConcurrentHashMap.newKeySet();
+
+  static {
+    Thread watchdog = new Thread(PythonProcess::watch, "modelkeeper-python-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
+  }
 
   private final String modelId;
   private final Process process;
   private final OutputStream toChild;
-  private final BlockingQueue<Object> answers = new LinkedBlockingQueue<>();
+  private final DataInputStream fromChild;
+
+  /** When the call in progress times out ({@link System#nanoTime}), 0 when none is. */
+  private volatile long deadline;
+
+  private volatile boolean timedOut;
   private final Path inFile;
   private final Path outFile;
   private final Path blsFile;
@@ -72,9 +85,8 @@ final class PythonProcess implements AutoCloseable {
     this.in = inChannel.map(FileChannel.MapMode.READ_WRITE, 0, inChannel.size());
     this.blsChannel = FileChannel.open(blsFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
     this.bls = blsChannel.map(FileChannel.MapMode.READ_WRITE, 0, blsChannel.size());
-    Thread reader = new Thread(this::readAnswers, "modelkeeper-python-out-" + process.pid());
-    reader.setDaemon(true);
-    reader.start();
+    this.fromChild = new DataInputStream(process.getInputStream());
+    WATCHED.add(this);
     Thread log = new Thread(this::logErrors, "modelkeeper-python-err-" + process.pid());
     log.setDaemon(true);
     log.start();
@@ -248,28 +260,49 @@ final class PythonProcess implements AutoCloseable {
     }
   }
 
+  /**
+   * The child's next message, read on the calling thread (no hand-off); the watchdog stops the
+   * child when it takes longer than {@code timeout}, which ends the read.
+   */
   private JsonNode await(Duration timeout) throws Failure {
-    Object answer;
+    deadline = System.nanoTime() + timeout.toNanos();
     try {
-      answer = answers.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      kill();
-      throw new Failure("model '" + modelId + "' was interrupted; its process was stopped");
-    }
-    if (answer == null) {
-      kill();
-      throw new Failure(
-          "model '"
-              + modelId
-              + "' did not answer within "
-              + timeout.toSeconds()
-              + " s; its process was stopped and starts again at the next request");
-    }
-    if (answer == EXITED) {
+      int n = fromChild.readInt();
+      byte[] body = new byte[n];
+      fromChild.readFully(body);
+      return JSON.readTree(body);
+    } catch (IOException e) {
+      if (timedOut) {
+        throw new Failure(
+            "model '"
+                + modelId
+                + "' did not answer within "
+                + timeout.toSeconds()
+                + " s; its process was stopped and starts again at the next request");
+      }
       throw exited();
+    } finally {
+      deadline = 0;
     }
-    return (JsonNode) answer;
+  }
+
+  /** Stops every child that has not answered by its deadline; checked every 100 ms. */
+  private static void watch() {
+    while (true) {
+      long now = System.nanoTime();
+      for (PythonProcess p : WATCHED) {
+        long d = p.deadline;
+        if (d != 0 && now - d > 0) {
+          p.timedOut = true;
+          p.kill();
+        }
+      }
+      try {
+        TimeUnit.MILLISECONDS.sleep(WATCH_MILLIS);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
   }
 
   private Failure exited() {
@@ -288,23 +321,6 @@ final class PythonProcess implements AutoCloseable {
             + ")"
             + (last.isEmpty() ? "" : "; its last words: " + last)
             + "; it starts again at the next request");
-  }
-
-  private void readAnswers() {
-    try (DataInputStream from = new DataInputStream(process.getInputStream())) {
-      while (true) {
-        int n = from.readInt();
-        byte[] body = new byte[n];
-        from.readFully(body);
-        answers.add(JSON.readTree(body));
-      }
-    } catch (EOFException e) {
-      // the child is gone
-    } catch (IOException e) {
-      LOG.log(Level.DEBUG, "model ''{0}'': reading its process ended: {1}", modelId, e);
-    } finally {
-      answers.add(EXITED);
-    }
   }
 
   private void logErrors() {
@@ -366,6 +382,7 @@ final class PythonProcess implements AutoCloseable {
 
   @Override
   public void close() {
+    WATCHED.remove(this);
     process.destroyForcibly();
     try {
       inChannel.close();
