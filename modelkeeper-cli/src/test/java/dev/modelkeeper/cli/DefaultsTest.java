@@ -25,12 +25,12 @@ import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * The defaults of {@code modelkeeper serve} say the same in its three places: {@link ServerConfig},
- * the command's help and the README's configuration table. Every option is checked the same way, so
+ * the command's help and the configuration table of docs/CONFIGURATION.md. Every option is checked the same way, so
  * a new flag is covered as soon as it exists.
  */
 class DefaultsTest {
 
-  private static final Path README = Path.of("..", "README.md");
+  private static final Path TABLE = Path.of("..", "docs", "CONFIGURATION.md");
 
   @TempDir Path tmp;
 
@@ -50,10 +50,10 @@ class DefaultsTest {
     return options;
   }
 
-  /** README rows: flag to {environment variable, default cell}. */
+  /** Table rows: flag to {environment variable, default cell}. */
   private static Map<String, List<String>> readmeTable() throws Exception {
     Map<String, List<String>> rows = new LinkedHashMap<>();
-    for (String line : Files.readAllLines(README, StandardCharsets.UTF_8)) {
+    for (String line : Files.readAllLines(TABLE, StandardCharsets.UTF_8)) {
       if (line.startsWith("| `--")) {
         String[] cells = line.split("\\|");
         String flag = cells[1].trim().replace("`", "");
@@ -67,19 +67,19 @@ class DefaultsTest {
   void readmeTable_listsEveryOptionWithItsVariableAndTheDefaultOfTheHelp() throws Exception {
     Map<String, OptionSpec> options = options();
     Map<String, List<String>> table = readmeTable();
-    assertThat(table.keySet()).as("flags in the README table").isEqualTo(options.keySet());
+    assertThat(table.keySet()).as("flags in the table of docs/CONFIGURATION.md").isEqualTo(options.keySet());
     List<String> problems = new ArrayList<>();
     for (OptionSpec option : options.values()) {
       String flag = option.longestName();
       String variable = table.get(flag).get(0);
       String cell = table.get(flag).get(1);
       if (!variable.equals(ModelKeeperCli.variable(flag))) {
-        problems.add(flag + ": README variable " + variable);
+        problems.add(flag + ": table variable " + variable);
       }
       String fromConfig = ModelKeeperCli.serverDefault(option);
       String help = fromConfig != null ? fromConfig : option.defaultValue();
       if (help == null ? cell.startsWith("`") : !cell.startsWith("`" + help + "`")) {
-        problems.add(flag + ": help default " + help + ", README default cell '" + cell + "'");
+        problems.add(flag + ": help default " + help + ", table default cell '" + cell + "'");
       }
     }
     assertThat(problems).isEmpty();

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Runs the README: its quick-start command's {@code java -jar ... serve} on the packaged jar (a
  * separate JVM, the bundled demo repository, a fresh cache folder), then every curl example of the
- * HTTP API section in order against it, comparing each answer with the one shown. Runs after {@code
+ * HTTP API section of {@code docs/PROTOCOL.md} in order against it, comparing each answer with the
+ * one shown. Runs after {@code
  * package}, in {@code mvn verify}.
  */
 class ReadmeExamplesIT {
@@ -43,7 +44,7 @@ class ReadmeExamplesIT {
 
   @Test
   void readme_curlExamples_answerWhatTheReadmeShows() throws Exception {
-    ReadmeExamples readme = ReadmeExamples.read(ROOT.resolve("README.md"));
+    ReadmeExamples readme = ReadmeExamples.read(ROOT.resolve("docs/PROTOCOL.md"));
     List<Example> examples = readme.examples("HTTP API");
     assertThat(examples).hasSizeGreaterThanOrEqualTo(10);
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -70,7 +71,7 @@ class ReadmeExamplesIT {
           problems.add(e.command().lines().findFirst().orElse("") + " -> " + d);
         }
       }
-      assertThat(problems).as("README examples that answer differently").isEmpty();
+      assertThat(problems).as("docs/PROTOCOL.md examples that answer differently").isEmpty();
       server.stop(Duration.ofMinutes(1)); // SIGTERM: stopped within the minute, else it fails
       out = server.output();
     }

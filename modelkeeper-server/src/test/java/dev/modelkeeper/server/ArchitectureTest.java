@@ -20,7 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The rooms of the server and who may use whom, as the package map in README and {@code
+ * The rooms of the server and who may use whom, as the package map in docs/ARCHITECTURE.md and {@code
  * docs/ARCHITECTURE.md} states it (each package's {@code package-info.java} says it too): core
  * needs only the JDK; the rooms below the transports use no transport and no wire library; each
  * transport reaches the models through the engine and never uses another transport; only the
