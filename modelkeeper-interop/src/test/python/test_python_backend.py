@@ -113,6 +113,12 @@ def test_bls_call_of_an_unknown_model_answers_its_error(client):
 IN = np.array([1, 2, 3, 4], dtype=np.float32)
 
 
+def test_a_model_may_name_its_own_interpreter(client):
+    module, c = client
+    result = c.infer("own_interpreter", [tensor(module, "IN", IN, "FP32")])
+    np.testing.assert_array_equal(result.as_numpy("OUT"), IN * 2)
+
+
 def infer_in(module, c, model):
     return c.infer(model, [tensor(module, "IN", IN, "FP32")])
 

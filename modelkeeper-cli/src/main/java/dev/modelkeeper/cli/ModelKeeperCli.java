@@ -16,8 +16,9 @@ import picocli.CommandLine.Model.OptionSpec;
  * The {@code modelkeeper} command line: {@code modelkeeper serve [options]}. Every option of a
  * subcommand can also be set with an environment variable {@code MODELKEEPER_<NAME>} (for {@code
  * --max-bytes}: {@code MODELKEEPER_MAX_BYTES}); a flag wins over the variable. The options of a
- * server setting start at the settings records' defaults, so the help, the server and docs/CONFIGURATION.md's
- * table (checked by a test) say the same. Not thread-safe: one instance parses one command line.
+ * server setting start at the settings records' defaults, so the help, the server and
+ * docs/CONFIGURATION.md's table (checked by a test) say the same. Not thread-safe: one instance
+ * parses one command line.
  */
 @Command(
     name = "modelkeeper",

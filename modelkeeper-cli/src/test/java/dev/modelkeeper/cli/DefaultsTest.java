@@ -25,8 +25,8 @@ import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * The defaults of {@code modelkeeper serve} say the same in its three places: {@link ServerConfig},
- * the command's help and the configuration table of docs/CONFIGURATION.md. Every option is checked the same way, so
- * a new flag is covered as soon as it exists.
+ * the command's help and the configuration table of docs/CONFIGURATION.md. Every option is checked
+ * the same way, so a new flag is covered as soon as it exists.
  */
 class DefaultsTest {
 
@@ -67,7 +67,9 @@ class DefaultsTest {
   void readmeTable_listsEveryOptionWithItsVariableAndTheDefaultOfTheHelp() throws Exception {
     Map<String, OptionSpec> options = options();
     Map<String, List<String>> table = readmeTable();
-    assertThat(table.keySet()).as("flags in the table of docs/CONFIGURATION.md").isEqualTo(options.keySet());
+    assertThat(table.keySet())
+        .as("flags in the table of docs/CONFIGURATION.md")
+        .isEqualTo(options.keySet());
     List<String> problems = new ArrayList<>();
     for (OptionSpec option : options.values()) {
       String flag = option.longestName();

@@ -21,8 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Runs the README: its quick-start command's {@code java -jar ... serve} on the packaged jar (a
  * separate JVM, the bundled demo repository, a fresh cache folder), then every curl example of the
  * HTTP API section of {@code docs/PROTOCOL.md} in order against it, comparing each answer with the
- * one shown. Runs after {@code
- * package}, in {@code mvn verify}.
+ * one shown. Runs after {@code package}, in {@code mvn verify}.
  */
 class ReadmeExamplesIT {
 

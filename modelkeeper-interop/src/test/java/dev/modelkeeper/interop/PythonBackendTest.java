@@ -44,6 +44,19 @@ class PythonBackendTest {
         .writeTo(
             Files.createDirectories(repository.resolve("onnx_addsub/1")).resolve("model.onnx"));
     PythonEnv venv = PythonEnv.forRequirements(tests.resolve("requirements.txt"));
+    // a model with an interpreter of its own: a wrapper of the venv's that marks its children
+    Path own = dir.resolve("own-python");
+    Files.writeString(
+        own, "#!/bin/sh\nMODELKEEPER_OWN_INTERPRETER=1 exec " + venv.python() + " \"$@\"\n");
+    own.toFile().setExecutable(true);
+    Files.writeString(
+        repository.resolve("own_interpreter/config.pbtxt"),
+        "backend: \"python\"\n"
+            + "input [ { name: \"IN\" data_type: TYPE_FP32 dims: [ 4 ] } ]\n"
+            + "output [ { name: \"OUT\" data_type: TYPE_FP32 dims: [ 4 ] } ]\n"
+            + "parameters { key: \"python_interpreter\" value: { string_value: \""
+            + own
+            + "\" } }\n");
     server =
         ServerProcess.builder()
             .cacheDir(Files.createDirectories(dir.resolve("cache")))
@@ -91,6 +104,7 @@ class PythonBackendTest {
         .contains("test_add_sub_as_tritons_docs_write_it[grpc] PASSED")
         .contains("test_a_process_that_exits_fails_its_request_and_starts_again[grpc] PASSED")
         .contains("test_bls_calls_an_onnx_model_and_a_python_model[grpc] PASSED")
+        .contains("test_a_model_may_name_its_own_interpreter[http] PASSED")
         .contains("test_zz_fixed_files_are_served_at_the_next_request PASSED")
         .contains("test_zz_unloading_ends_the_processes PASSED")
         .doesNotContain("SKIPPED");

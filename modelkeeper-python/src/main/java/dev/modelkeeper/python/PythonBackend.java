@@ -145,5 +145,9 @@ public final class PythonBackend implements ModelBackend {
     Settings withExecuteTimeout(Duration timeout) {
       return new Settings(python, runtime, initializeTimeout, timeout, drainTimeout);
     }
+
+    Settings withPython(String interpreter) {
+      return new Settings(interpreter, runtime, initializeTimeout, executeTimeout, drainTimeout);
+    }
   }
 }

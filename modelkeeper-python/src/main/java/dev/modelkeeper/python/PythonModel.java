@@ -57,6 +57,12 @@ final class PythonModel implements InferenceModel {
    */
   static final String EXECUTE_TIMEOUT = "execute_timeout_seconds";
 
+  /**
+   * The {@code config.pbtxt} parameter naming the model's own interpreter (a venv's {@code
+   * bin/python}, say) instead of the server's {@code --python}.
+   */
+  static final String INTERPRETER = "python_interpreter";
+
   private final String id;
   private final ModelArtifact artifact;
   private final PythonBackend.Settings settings;
@@ -108,6 +114,10 @@ final class PythonModel implements InferenceModel {
     }
     count = Math.max(1, count);
     settings = settings.withExecuteTimeout(executeTimeout(triton, id, settings.executeTimeout()));
+    ModelParameter interpreter = triton.getParametersMap().get(INTERPRETER);
+    if (interpreter != null && !interpreter.getStringValue().isBlank()) {
+      settings = settings.withPython(interpreter.getStringValue().trim());
+    }
     String configJson = configJson(triton, id);
     List<Instance> started = new ArrayList<>();
     try {

@@ -8,8 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads a Markdown page (README.md, docs/PROTOCOL.md): its sections, fenced code blocks, and the HTTP API examples (a {@code sh} block
- * with a curl command followed by the block showing its output). Immutable and thread-safe.
+ * Reads a Markdown page (README.md, docs/PROTOCOL.md): its sections, fenced code blocks, and the
+ * HTTP API examples (a {@code sh} block with a curl command followed by the block showing its
+ * output). Immutable and thread-safe.
  */
 public final class ReadmeExamples {
 
