@@ -146,6 +146,16 @@ def test_a_process_that_exits_fails_its_request_and_starts_again(client):
     assert c.is_server_ready()
 
 
+def test_a_process_failing_request_after_request_is_started_again_after_a_back_off(http):
+    # two restarts at once, then a back-off: 503 with Retry-After, naming the failures
+    for _ in range(3):
+        assert "exited (exit code 1)" in error_of(lambda: infer_in(httpclient, http, "crash_loop"))
+    with pytest.raises(InferenceServerException) as e:
+        infer_in(httpclient, http, "crash_loop")
+    assert e.value.status() == "503"
+    assert "the process of model 'crash_loop/1' failed 3 requests in a row; it starts again in 1 s" in e.value.message()
+
+
 def test_a_process_that_hangs_is_stopped_after_its_timeout(client):
     module, c = client
     started = time.monotonic()
@@ -167,6 +177,9 @@ def test_zz_fixed_files_are_served_at_the_next_request(http, grpc):
 
 
 def test_zz_unloading_ends_the_processes(http):
-    assert processes_of("add_sub")
+    # loaded again first: with more models than the budget's count, an eviction may have ended it
+    a = np.arange(16, dtype=np.float32)
+    http.infer("add_sub", [tensor(httpclient, "INPUT0", a, "FP32"), tensor(httpclient, "INPUT1", a, "FP32")])
+    assert len(processes_of("add_sub")) == 2
     http.unload_model("add_sub", headers={"Authorization": "Bearer " + os.environ["MK_TOKEN"]})
     assert wait_gone("add_sub") == []

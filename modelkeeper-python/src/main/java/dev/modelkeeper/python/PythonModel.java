@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.util.JsonFormat;
+import dev.modelkeeper.core.LoadBackoffException;
 import dev.modelkeeper.core.ModelLoadException;
 import dev.modelkeeper.core.ModelNotLoadedException;
 import dev.modelkeeper.core.ModelUnservableException;
@@ -26,6 +27,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -62,6 +64,9 @@ final class PythonModel implements InferenceModel {
    * bin/python}, say) instead of the server's {@code --python}.
    */
   static final String INTERPRETER = "python_interpreter";
+
+  /** Restarts of a failing process without a back-off; see {@code Instance.failed}. */
+  static final int FREE_RESTARTS = 2;
 
   private final String id;
   private final ModelArtifact artifact;
@@ -380,8 +385,27 @@ final class PythonModel implements InferenceModel {
     final int index;
     PythonProcess process;
 
+    /** Requests in a row whose process exited or hung; 0 after an answer. */
+    int failures;
+
+    /** When the process may start again ({@link System#nanoTime}); the back-off's end. */
+    long restartAt = System.nanoTime();
+
     Instance(int index) {
       this.index = index;
+    }
+
+    /**
+     * After a request whose process exited or hung: the next request starts it again at once the
+     * first {@value #FREE_RESTARTS} times in a row, then only after a back-off of 1 s, doubling up
+     * to 30 s, and requests meanwhile are answered 503 with {@code Retry-After}.
+     */
+    void failed() {
+      failures++;
+      if (failures > FREE_RESTARTS) {
+        long seconds = Math.min(30, 1L << Math.min(5, failures - FREE_RESTARTS - 1));
+        restartAt = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+      }
     }
 
     /** Starts and initializes a process; the configuration as the model completed it. */
@@ -443,6 +467,20 @@ final class PythonModel implements InferenceModel {
         if (process != null) {
           process.close();
         }
+        long wait = restartAt - System.nanoTime();
+        if (wait > 0) {
+          Duration retry = Duration.ofNanos(wait).plusMillis(999).truncatedTo(ChronoUnit.SECONDS);
+          throw new LoadBackoffException(
+              "the process of model '"
+                  + id
+                  + "' failed "
+                  + failures
+                  + " requests in a row; it starts again in "
+                  + retry.toSeconds()
+                  + " s",
+              retry,
+              null);
+        }
         LOG.log(Level.INFO, "model ''{0}'': starting its process {1} again", id, index);
         try {
           start(model.artifact, model.settings, model.modelConfigJson, id);
@@ -486,6 +524,7 @@ final class PythonModel implements InferenceModel {
           }
           throw new InferenceException(message, null);
         }
+        failures = 0;
         ByteBuffer out = process.outputs(answer.path("output_size").asLong());
         Map<String, Tensor> result = new LinkedHashMap<>();
         for (JsonNode o : response.path("outputs")) {
@@ -493,6 +532,7 @@ final class PythonModel implements InferenceModel {
         }
         return result;
       } catch (PythonProcess.Failure e) {
+        failed();
         throw new InferenceException(e.getMessage(), null);
       } catch (IOException e) {
         throw new InferenceException(

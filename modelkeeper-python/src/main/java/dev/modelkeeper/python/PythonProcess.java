@@ -30,11 +30,14 @@ import java.util.function.Function;
 /**
  * One instance of a Python model: a child process running {@code modelkeeper_runner.py} over the
  * model's {@code model.py}. Messages go to its stdin and come back on its stdout, each a 4-byte
- * big-endian length and UTF-8 JSON; tensors cross through two shared-memory files (in {@code
- * /dev/shm} where there is one), inputs written here and outputs by the child. What the child
- * writes to stderr (its prints, its {@code pb_utils.Logger} lines, tracebacks) is logged, one event
- * per line, naming the model. One call at a time: {@link PythonModel} hands each instance to one
- * request at a time.
+ * big-endian length and UTF-8 JSON, read on the calling thread (no hand-off); tensors cross through
+ * three shared-memory files (in {@code /dev/shm} where there is one): a request's inputs, written
+ * here; its outputs, and the inputs of the calls the model makes of other models, written by the
+ * child; the answers of those calls, written here. A watchdog thread checks every 100 ms that no
+ * call has passed its deadline and stops the child of one that has, which ends the read. What the
+ * child writes to stderr (its prints, its {@code pb_utils.Logger} lines, tracebacks) is logged, one
+ * event per line, naming the model. One call at a time: {@link PythonModel} hands each instance to
+ * one request at a time.
  */
 final class PythonProcess implements AutoCloseable {
 
