@@ -39,16 +39,7 @@ class ArchitectureTest {
   static final int MAX_CLASS_LINES = 1_100;
 
   private static final List<String> TRANSPORTS =
-      List.of(
-          "oip",
-          "management",
-          "repository",
-          "grpc",
-          "status",
-          "docs",
-          "modelstats",
-          "metrics",
-          "sharedmemory");
+      List.of("oip", "management", "repository", "grpc", "status", "docs", "modelstats", "metrics");
 
   private static JavaClasses classes;
 
@@ -106,8 +97,8 @@ class ArchitectureTest {
         .definedBy(room("control"))
         .layer("observability")
         .definedBy(room("observability"))
-        .layer("shm")
-        .definedBy(room("shm"))
+        .layer("sharedmemory")
+        .definedBy(room("sharedmemory"))
         .layer("http")
         .definedBy(room("http"))
         .layer("transports")
@@ -145,7 +136,7 @@ class ArchitectureTest {
             "memory",
             "statistics",
             "engine")
-        .whereLayer("shm")
+        .whereLayer("sharedmemory")
         .mayOnlyAccessLayers("errors", "request")
         .whereLayer("http")
         .mayOnlyAccessLayers(
@@ -161,7 +152,7 @@ class ArchitectureTest {
             "engine",
             "control",
             "observability",
-            "shm",
+            "sharedmemory",
             "http")
         .check(classes);
   }
@@ -201,7 +192,7 @@ class ArchitectureTest {
             room("engine"),
             room("control"),
             room("observability"),
-            room("shm"),
+            room("sharedmemory"),
             room("grpc"),
             room("metrics"))
         .should()
@@ -272,7 +263,7 @@ class ArchitectureTest {
             room("engine"),
             room("control"),
             room("observability"),
-            room("shm"))
+            room("sharedmemory"))
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(

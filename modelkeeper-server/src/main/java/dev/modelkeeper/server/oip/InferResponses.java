@@ -10,7 +10,7 @@ import dev.modelkeeper.server.http.HttpResult;
 import dev.modelkeeper.server.http.Json;
 import dev.modelkeeper.server.request.InferRequest;
 import dev.modelkeeper.server.request.SharedMemoryRef;
-import dev.modelkeeper.server.shm.SharedMemoryRegions;
+import dev.modelkeeper.server.sharedmemory.SharedMemoryRegions;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

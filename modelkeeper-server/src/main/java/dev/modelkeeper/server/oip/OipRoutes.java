@@ -14,7 +14,7 @@ import dev.modelkeeper.server.http.Routes;
 import dev.modelkeeper.server.request.InferRequest;
 import dev.modelkeeper.server.request.ModelTarget;
 import dev.modelkeeper.server.request.RequestTrace;
-import dev.modelkeeper.server.shm.SharedMemoryRegions;
+import dev.modelkeeper.server.sharedmemory.SharedMemoryRegions;
 import io.javalin.http.Context;
 import java.util.concurrent.CompletableFuture;
 

@@ -12,7 +12,7 @@ import dev.modelkeeper.server.errors.BadRequestException;
 import dev.modelkeeper.server.errors.PayloadTooLargeException;
 import dev.modelkeeper.server.http.Json;
 import dev.modelkeeper.server.request.InferRequest;
-import dev.modelkeeper.server.shm.SharedMemoryRegions;
+import dev.modelkeeper.server.sharedmemory.SharedMemoryRegions;
 import java.io.ByteArrayInputStream;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package dev.modelkeeper.server.shm;
+package dev.modelkeeper.server.sharedmemory;
 
 import dev.modelkeeper.onnx.Datatype;
 import dev.modelkeeper.onnx.Tensor;

@@ -1,4 +1,4 @@
-package dev.modelkeeper.server.sharedmemory;
+package dev.modelkeeper.server.oip.sharedmemory;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -8,8 +8,8 @@ import dev.modelkeeper.server.errors.BadRequestException;
 import dev.modelkeeper.server.http.HttpResult;
 import dev.modelkeeper.server.http.Json;
 import dev.modelkeeper.server.http.Routes;
-import dev.modelkeeper.server.shm.SharedMemoryException;
-import dev.modelkeeper.server.shm.SharedMemoryRegions;
+import dev.modelkeeper.server.sharedmemory.SharedMemoryException;
+import dev.modelkeeper.server.sharedmemory.SharedMemoryRegions;
 import io.javalin.http.Context;
 import java.net.InetAddress;
 import java.net.UnknownHostException;

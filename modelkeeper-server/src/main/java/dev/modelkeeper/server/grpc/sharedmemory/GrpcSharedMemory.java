@@ -1,4 +1,4 @@
-package dev.modelkeeper.server.grpc.shm;
+package dev.modelkeeper.server.grpc.sharedmemory;
 
 import dev.modelkeeper.server.errors.BadRequestException;
 import dev.modelkeeper.server.grpc.InferParameter;
@@ -7,7 +7,7 @@ import dev.modelkeeper.server.grpc.SystemSharedMemoryRegisterRequest;
 import dev.modelkeeper.server.grpc.SystemSharedMemoryStatusResponse;
 import dev.modelkeeper.server.request.SharedMemoryRef;
 import dev.modelkeeper.server.request.TensorInputs;
-import dev.modelkeeper.server.shm.SharedMemoryRegions;
+import dev.modelkeeper.server.sharedmemory.SharedMemoryRegions;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Grpc;

@@ -1,4 +1,4 @@
-package dev.modelkeeper.server.shm;
+package dev.modelkeeper.server.sharedmemory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.modelkeeper.server.oip.shm;
+package dev.modelkeeper.server.oip.sharedmemory;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;

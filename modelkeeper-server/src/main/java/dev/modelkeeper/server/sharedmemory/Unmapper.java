@@ -1,4 +1,4 @@
-package dev.modelkeeper.server.shm;
+package dev.modelkeeper.server.sharedmemory;
 
 import java.lang.System.Logger.Level;
 import java.lang.invoke.MethodHandle;
