@@ -4,6 +4,7 @@ process of the server."""
 import os
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -77,6 +78,25 @@ def test_batched_model_gets_rows_and_bytes(client):
                    outputs=outputs)
     assert only.as_numpy("LENGTH") is None
     np.testing.assert_array_equal(only.as_numpy("DOUBLED"), x * 2)
+
+
+def test_batched_requests_reach_one_execute_call_as_a_list(client):
+    # eight clients at once on a model whose execute takes 100 ms: those that queue meanwhile reach
+    # the next execute call together, as a list of requests (max_batch_size 8)
+    module, _ = client
+    url = os.environ["MK_HTTP" if module is httpclient else "MK_GRPC"]
+
+    def one(i):  # a client of its own each: tritonclient's are not shared across threads
+        x = np.array([[float(i)]], dtype=np.float32)
+        with module.InferenceServerClient(url) as own:
+            r = own.infer("together", [tensor(module, "IN", x, "FP32")])
+        return r.as_numpy("OUT")[0][0], r.as_numpy("REQUESTS")[0][0]
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(one, range(16)))
+    assert [a for a, _ in answers] == [float(i) for i in range(16)]
+    assert max(n for _, n in answers) > 1
+    assert all(1 <= n <= 8 for _, n in answers)
 
 
 def test_auto_complete_config_declares_the_tensors(client):

@@ -104,6 +104,7 @@ class PythonBackendTest {
         .contains("test_add_sub_as_tritons_docs_write_it[grpc] PASSED")
         .contains("test_a_process_that_exits_fails_its_request_and_starts_again[grpc] PASSED")
         .contains("test_bls_calls_an_onnx_model_and_a_python_model[grpc] PASSED")
+        .contains("test_batched_requests_reach_one_execute_call_as_a_list[http] PASSED")
         .contains("test_a_model_may_name_its_own_interpreter[http] PASSED")
         .contains("test_zz_fixed_files_are_served_at_the_next_request PASSED")
         .contains("test_zz_unloading_ends_the_processes PASSED")

@@ -2,6 +2,8 @@ package dev.modelkeeper.onnx;
 
 import dev.modelkeeper.core.Model;
 import dev.modelkeeper.core.ModelNotLoadedException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -44,6 +46,31 @@ public interface InferenceModel extends Model {
    */
   default ModelConfig config() {
     return ModelConfig.EMPTY;
+  }
+
+  /**
+   * Whether several requests batched together reach this model as they are, in one {@link
+   * #inferEach} call (Triton's Python backend hands {@code execute} a list of requests), rather
+   * than concatenated along their batch dimension into one {@link #infer} call.
+   */
+  default boolean takesRequestsTogether() {
+    return false;
+  }
+
+  /**
+   * Runs several requests in one call, for a model that {@link #takesRequestsTogether()}: the
+   * outputs of each, in order. By default each runs on its own.
+   *
+   * @throws InvalidInputException or {@link InferenceException} when one of them fails (the caller
+   *     may then run each alone to answer each)
+   */
+  default List<Map<String, Tensor>> inferEach(
+      List<Map<String, Tensor>> inputs, Set<String> requestedOutputs) {
+    List<Map<String, Tensor>> out = new ArrayList<>(inputs.size());
+    for (Map<String, Tensor> in : inputs) {
+      out.add(infer(in, requestedOutputs));
+    }
+    return out;
   }
 
   /**

@@ -38,6 +38,7 @@ import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * A Triton Python-backend model: {@code instance_group} count child processes, each running the
@@ -289,10 +290,23 @@ final class PythonModel implements InferenceModel {
 
   @Override
   public Map<String, Tensor> infer(Map<String, Tensor> inputs, Set<String> requestedOutputs) {
+    return inferEach(List.of(inputs), requestedOutputs).get(0);
+  }
+
+  /** Batched requests reach {@code execute} as Triton's Python backend hands them: a list. */
+  @Override
+  public boolean takesRequestsTogether() {
+    return true;
+  }
+
+  @Override
+  public List<Map<String, Tensor>> inferEach(
+      List<Map<String, Tensor>> requests, Set<String> requestedOutputs) {
     if (closed) {
       throw new ModelNotLoadedException("model '" + id + "' was unloaded");
     }
-    for (String name : inputs.keySet()) {
+    for (String name :
+        requests.stream().flatMap(r -> r.keySet().stream()).collect(Collectors.toSet())) {
       if (metadata.inputs().stream().noneMatch(s -> s.name().equals(name))) {
         throw new InvalidInputException(
             "model '"
@@ -320,7 +334,7 @@ final class PythonModel implements InferenceModel {
           null);
     }
     try {
-      return instance.execute(this, inputs, requestedOutputs);
+      return instance.execute(this, requests, requestedOutputs);
     } finally {
       idle.add(instance);
     }
@@ -460,8 +474,9 @@ final class PythonModel implements InferenceModel {
       return answer.path("model_config").asText(configJson);
     }
 
-    Map<String, Tensor> execute(
-        PythonModel model, Map<String, Tensor> inputs, Set<String> requested) {
+    /** One {@code execute} call with {@code requests}; the outputs of each, in order. */
+    List<Map<String, Tensor>> execute(
+        PythonModel model, List<Map<String, Tensor>> requests, Set<String> requested) {
       String id = model.id;
       if (process == null || !process.alive()) {
         if (process != null) {
@@ -491,24 +506,29 @@ final class PythonModel implements InferenceModel {
       try {
         List<byte[]> payloads = new ArrayList<>();
         long total = 0;
-        for (Tensor t : inputs.values()) {
-          byte[] bytes = binary(t);
-          payloads.add(bytes);
-          total += bytes.length;
+        for (Map<String, Tensor> inputs : requests) {
+          for (Tensor t : inputs.values()) {
+            byte[] bytes = binary(t);
+            payloads.add(bytes);
+            total += bytes.length;
+          }
         }
         ByteBuffer region = process.inputs(total);
         ObjectNode m = JSON.createObjectNode().put("op", "execute").put("input_size", total);
-        ObjectNode request = m.putArray("requests").addObject();
-        ArrayNode specs = request.putArray("inputs");
+        ArrayNode all = m.putArray("requests");
         Iterator<byte[]> data = payloads.iterator();
-        for (Tensor t : inputs.values()) {
-          byte[] bytes = data.next();
-          spec(specs.addObject(), t, region.position(), bytes.length);
-          region.put(bytes);
-        }
-        ArrayNode outs = request.putArray("requested_outputs");
-        for (String o : requested.isEmpty() ? outputNames(model) : requested) {
-          outs.add(o);
+        for (Map<String, Tensor> inputs : requests) {
+          ObjectNode request = all.addObject();
+          ArrayNode specs = request.putArray("inputs");
+          for (Tensor t : inputs.values()) {
+            byte[] bytes = data.next();
+            spec(specs.addObject(), t, region.position(), bytes.length);
+            region.put(bytes);
+          }
+          ArrayNode outs = request.putArray("requested_outputs");
+          for (String o : requested.isEmpty() ? outputNames(model) : requested) {
+            outs.add(o);
+          }
         }
         PythonProcess p = process;
         JsonNode answer = p.call(m, model.settings.executeTimeout(), call -> model.answer(p, call));
@@ -516,21 +536,26 @@ final class PythonModel implements InferenceModel {
           throw new InferenceException(
               "model '" + id + "' raised in execute: " + answer.path("error").asText(), null);
         }
-        JsonNode response = answer.path("responses").path(0);
-        if (response.has("error")) {
-          String message = "model '" + id + "': " + response.path("error").asText();
-          if (response.path("code").asInt() == 3) { // TritonError.INVALID_ARG
-            throw new InvalidInputException(message);
-          }
-          throw new InferenceException(message, null);
-        }
         failures = 0;
-        ByteBuffer out = process.outputs(answer.path("output_size").asLong());
-        Map<String, Tensor> result = new LinkedHashMap<>();
-        for (JsonNode o : response.path("outputs")) {
-          result.put(o.path("name").asText(), tensor(o, out, id));
+        for (JsonNode response : answer.path("responses")) {
+          if (response.has("error")) {
+            String message = "model '" + id + "': " + response.path("error").asText();
+            if (response.path("code").asInt() == 3) { // TritonError.INVALID_ARG
+              throw new InvalidInputException(message);
+            }
+            throw new InferenceException(message, null);
+          }
         }
-        return result;
+        ByteBuffer out = process.outputs(answer.path("output_size").asLong());
+        List<Map<String, Tensor>> results = new ArrayList<>(requests.size());
+        for (JsonNode response : answer.path("responses")) {
+          Map<String, Tensor> result = new LinkedHashMap<>();
+          for (JsonNode o : response.path("outputs")) {
+            result.put(o.path("name").asText(), tensor(o, out, id));
+          }
+          results.add(result);
+        }
+        return results;
       } catch (PythonProcess.Failure e) {
         failed();
         throw new InferenceException(e.getMessage(), null);

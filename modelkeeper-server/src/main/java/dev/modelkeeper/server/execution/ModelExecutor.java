@@ -523,7 +523,10 @@ final class ModelExecutor {
     long start = ticker.read();
     try {
       parts =
-          Batches.split(model.infer(Batches.concat(inputs), calls.get(0).outputs, phases), rows);
+          model.takesRequestsTogether()
+              ? model.inferEach(inputs, calls.get(0).outputs)
+              : Batches.split(
+                  model.infer(Batches.concat(inputs), calls.get(0).outputs, phases), rows);
     } catch (InvalidInputException | InferenceException e) {
       // one of the calls is bad: below, each runs alone and only the bad ones fail
     }
