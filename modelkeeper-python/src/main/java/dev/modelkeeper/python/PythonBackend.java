@@ -8,11 +8,18 @@ import dev.modelkeeper.onnx.OnnxModelOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Triton's Python backend ({@code backend: "python"}, {@code 1/model.py} with {@code class
@@ -38,7 +45,7 @@ public final class PythonBackend implements ModelBackend {
    */
   public static final long ESTIMATED_BYTES = 256L << 20;
 
-  /** The files the child runs, written once per process into a temporary folder. */
+  /** The files the child runs, written into the temporary folder (see {@link #writeRuntime}). */
   private static final List<String> RUNTIME =
       List.of("modelkeeper_runner.py", "triton_python_backend_utils.py");
 
@@ -106,23 +113,44 @@ public final class PythonBackend implements ModelBackend {
     return r;
   }
 
+  /**
+   * The runtime's files in {@code <tmpdir>/modelkeeper-python-<digest of their contents>}: written
+   * once (each into a temporary file, then moved into place) and shared by every server of this
+   * version on the machine, so that none is left behind per process.
+   */
   private static Path writeRuntime() {
     try {
-      Path dir = Files.createTempDirectory("modelkeeper-python-");
+      Map<String, byte[]> files = new LinkedHashMap<>();
+      MessageDigest digest = MessageDigest.getInstance("SHA-256");
       for (String name : RUNTIME) {
         try (InputStream in = PythonBackend.class.getResourceAsStream("pylib/" + name)) {
           if (in == null) {
             throw new IllegalStateException("the jar lacks " + name);
           }
-          Path file = dir.resolve(name);
-          Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-          file.toFile().deleteOnExit();
+          byte[] bytes = in.readAllBytes();
+          files.put(name, bytes);
+          digest.update(name.getBytes(StandardCharsets.UTF_8));
+          digest.update(bytes);
         }
       }
-      dir.toFile().deleteOnExit();
+      String hash = HexFormat.of().formatHex(digest.digest()).substring(0, 16);
+      Path dir =
+          Files.createDirectories(
+              Path.of(System.getProperty("java.io.tmpdir"), "modelkeeper-python-" + hash));
+      for (Map.Entry<String, byte[]> f : files.entrySet()) {
+        Path file = dir.resolve(f.getKey());
+        if (Files.exists(file) && Arrays.equals(Files.readAllBytes(file), f.getValue())) {
+          continue;
+        }
+        Path part = Files.createTempFile(dir, f.getKey(), ".part");
+        Files.write(part, f.getValue());
+        Files.move(part, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      }
       return dir;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the Python backend's runtime files", e);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
     }
   }
 
