@@ -65,6 +65,22 @@ def test_add_sub_as_tritons_docs_write_it(client):
     assert len(processes_of("add_sub")) == 2  # instance_group count 2: two processes
 
 
+def test_inputs_are_checked_against_the_config_before_execute(client):
+    module, c = client
+    a = np.arange(16, dtype=np.float32)
+    wrong_type = error_of(lambda: c.infer("add_sub", [
+        tensor(module, "INPUT0", a.astype(np.int32), "INT32"), tensor(module, "INPUT1", a, "FP32")]))
+    assert "input 'INPUT0' of model 'add_sub/1' must be FP32, was INT32" in wrong_type
+    wrong_shape = error_of(lambda: c.infer("add_sub", [
+        tensor(module, "INPUT0", a[:3], "FP32"), tensor(module, "INPUT1", a, "FP32")]))
+    assert "input 'INPUT0' of model 'add_sub/1' has shape [3], the model takes [16]" in wrong_shape
+    missing = error_of(lambda: c.infer("add_sub", [tensor(module, "INPUT0", a, "FP32")]))
+    assert "model 'add_sub/1' needs input 'INPUT1', which is missing" in missing
+    rows = np.zeros((9, 1), dtype=np.float32)
+    too_many = error_of(lambda: c.infer("together", [tensor(module, "IN", rows, "FP32")]))
+    assert "a batch of 9 rows is more than model 'together/1' takes" in too_many
+
+
 def test_batched_model_gets_rows_and_bytes(client):
     module, c = client
     text = np.array([[b"abc"], [b"h\x00llo \xf0\x9f\x98\x80"], [b""]], dtype=np.object_)

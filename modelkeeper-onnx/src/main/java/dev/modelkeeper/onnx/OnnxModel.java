@@ -28,7 +28,6 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -782,19 +781,9 @@ public final class OnnxModel implements InferenceModel {
                 + "'; its inputs are "
                 + inputSpecs.keySet());
       }
-      if (t.datatype() != spec.datatype()) {
-        throw new InvalidInputException(
-            "input '"
-                + key
-                + "' of model '"
-                + metadata.id()
-                + "' must be "
-                + spec.datatype()
-                + ", was "
-                + t.datatype());
-      }
+      spec.checkDatatype(metadata.id(), t);
       if (!graphInputs.shapeless().contains(key)) {
-        checkShape(spec, t.shape());
+        spec.checkShape(metadata.id(), t.shape());
       }
     }
     for (String name : inputSpecs.keySet()) {
@@ -819,27 +808,6 @@ public final class OnnxModel implements InferenceModel {
               + "; send at most "
               + limit
               + " rows per request");
-    }
-  }
-
-  private void checkShape(TensorSpec spec, long[] shape) {
-    List<Long> want = spec.shape();
-    boolean ok = want.size() == shape.length;
-    for (int i = 0; ok && i < shape.length; i++) {
-      long w = want.get(i);
-      ok = w < 0 || w == shape[i];
-    }
-    if (!ok) {
-      throw new InvalidInputException(
-          "input '"
-              + spec.name()
-              + "' of model '"
-              + metadata.id()
-              + "' has shape "
-              + Arrays.toString(shape)
-              + ", the model takes "
-              + want
-              + " (-1 = any size)");
     }
   }
 

@@ -18,6 +18,7 @@ import dev.modelkeeper.onnx.ModelCaller;
 import dev.modelkeeper.onnx.ModelConfig;
 import dev.modelkeeper.onnx.ModelMetadata;
 import dev.modelkeeper.onnx.Tensor;
+import dev.modelkeeper.onnx.TensorConfig;
 import dev.modelkeeper.onnx.TensorSpec;
 import dev.modelkeeper.onnx.triton.ModelInstanceGroup;
 import dev.modelkeeper.onnx.triton.ModelParameter;
@@ -74,6 +75,10 @@ final class PythonModel implements InferenceModel {
   private final PythonBackend.Settings settings;
   private final ModelCaller caller;
   private final ModelMetadata metadata;
+
+  /** The inputs {@code config.pbtxt} declares {@code optional}. */
+  private final Set<String> optional;
+
   private final String modelConfigJson;
   private final BlockingQueue<Instance> idle;
   private final List<Instance> all;
@@ -93,6 +98,11 @@ final class PythonModel implements InferenceModel {
     this.settings = settings;
     this.caller = caller;
     this.metadata = metadata;
+    this.optional =
+        artifact.config().declared().inputs().stream()
+            .filter(TensorConfig::optional)
+            .map(TensorConfig::name)
+            .collect(Collectors.toUnmodifiableSet());
     this.modelConfigJson = modelConfigJson;
     this.all = List.copyOf(all);
     this.idle = new ArrayBlockingQueue<>(all.size(), false, all);
@@ -293,6 +303,49 @@ final class PythonModel implements InferenceModel {
     return inferEach(List.of(inputs), requestedOutputs).get(0);
   }
 
+  /**
+   * Checks a request's inputs against the configuration, as Triton does before {@code execute}:
+   * every input declared, of its datatype and shape, none missing unless optional, and no more rows
+   * than {@code max_batch_size}.
+   *
+   * @throws InvalidInputException naming the input and what is wrong
+   */
+  private void validate(Map<String, Tensor> inputs) {
+    for (String name : inputs.keySet()) {
+      if (metadata.inputs().stream().noneMatch(s -> s.name().equals(name))) {
+        throw new InvalidInputException(
+            "model '"
+                + id
+                + "' has no input named '"
+                + name
+                + "'; its inputs are "
+                + metadata.inputs().stream().map(TensorSpec::name).toList());
+      }
+    }
+    int maxBatch = artifact.config().declared().triton().getMaxBatchSize();
+    for (TensorSpec spec : metadata.inputs()) {
+      Tensor t = inputs.get(spec.name());
+      if (t == null) {
+        if (!optional.contains(spec.name())) {
+          throw new InvalidInputException(
+              "model '" + id + "' needs input '" + spec.name() + "', which is missing");
+        }
+        continue;
+      }
+      spec.checkDatatype(id, t);
+      spec.checkShape(id, t.shape());
+      if (maxBatch > 0 && t.shape()[0] > maxBatch) {
+        throw new InvalidInputException(
+            "a batch of "
+                + t.shape()[0]
+                + " rows is more than model '"
+                + id
+                + "' takes: its configuration (config.pbtxt) sets max_batch_size "
+                + maxBatch);
+      }
+    }
+  }
+
   /** Batched requests reach {@code execute} as Triton's Python backend hands them: a list. */
   @Override
   public boolean takesRequestsTogether() {
@@ -305,17 +358,8 @@ final class PythonModel implements InferenceModel {
     if (closed) {
       throw new ModelNotLoadedException("model '" + id + "' was unloaded");
     }
-    for (String name :
-        requests.stream().flatMap(r -> r.keySet().stream()).collect(Collectors.toSet())) {
-      if (metadata.inputs().stream().noneMatch(s -> s.name().equals(name))) {
-        throw new InvalidInputException(
-            "model '"
-                + id
-                + "' has no input named '"
-                + name
-                + "'; its inputs are "
-                + metadata.inputs().stream().map(TensorSpec::name).toList());
-      }
+    for (Map<String, Tensor> inputs : requests) {
+      validate(inputs);
     }
     Instance instance;
     try {
