@@ -368,7 +368,7 @@ public record ModelConfig(
                   + " '"
                   + c.name()
                   + "' with "
-                  + (c.reshape().isEmpty() ? "dims " : "reshape ")
+                  + (c.hasReshape() ? "reshape " : "dims ")
                   + c.modelDims()
                   + (maxBatchSize > 0
                       ? " after a batch dimension (max_batch_size "

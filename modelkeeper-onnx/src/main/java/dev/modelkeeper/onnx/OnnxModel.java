@@ -605,12 +605,12 @@ public final class OnnxModel implements InferenceModel {
   private static Map<String, TensorConfig> reshapes(ModelConfig config) {
     Map<String, TensorConfig> out = new HashMap<>();
     for (TensorConfig c : config.declared().inputs()) {
-      if (!c.reshape().isEmpty()) {
+      if (c.hasReshape()) {
         out.put(c.name(), c);
       }
     }
     for (TensorConfig c : config.declared().outputs()) {
-      if (!c.reshape().isEmpty()) {
+      if (c.hasReshape()) {
         out.put(c.name(), c);
       }
     }

@@ -224,7 +224,7 @@ public final class TritonConfig {
               in.getName(),
               in.getDataType(),
               in.getDimsList(),
-              in.hasReshape() ? in.getReshape().getShapeList() : List.of(),
+              in.hasReshape() ? in.getReshape().getShapeList() : null,
               in.getOptional(),
               List.of()));
     }
@@ -245,7 +245,7 @@ public final class TritonConfig {
               out.getName(),
               out.getDataType(),
               out.getDimsList(),
-              out.hasReshape() ? out.getReshape().getShapeList() : List.of(),
+              out.hasReshape() ? out.getReshape().getShapeList() : null,
               false,
               outLabels));
     }
@@ -417,14 +417,17 @@ public final class TritonConfig {
     }
   }
 
+  /** A declared tensor; {@code reshaping} null when the configuration gives no reshape. */
   private static TensorConfig tensor(
       String what,
       String name,
       DataType type,
       List<Long> dims,
-      List<Long> reshape,
+      List<Long> reshaping,
       boolean optional,
       List<String> labels) {
+    boolean hasReshape = reshaping != null;
+    List<Long> reshape = hasReshape ? reshaping : List.of();
     if (name.isEmpty()) {
       throw new IllegalArgumentException("an " + what + " has no name");
     }
@@ -452,7 +455,7 @@ public final class TritonConfig {
             what + " '" + name + "' has dims " + dims + "; a dimension is -1 (any) or more");
       }
     }
-    if (!reshape.isEmpty()
+    if (hasReshape
         && elements(dims) >= 0
         && elements(reshape) >= 0
         && elements(dims) != elements(reshape)) {
@@ -466,7 +469,7 @@ public final class TritonConfig {
               + reshape
               + ", which hold different numbers of elements");
     }
-    return new TensorConfig(name, datatype, dims, reshape, optional, labels);
+    return new TensorConfig(name, datatype, dims, reshape, optional, labels, hasReshape);
   }
 
   /** The element count of {@code dims}, or -1 when one of them is any size. */

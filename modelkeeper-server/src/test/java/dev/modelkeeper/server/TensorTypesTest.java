@@ -78,6 +78,18 @@ class TensorTypesTest {
             .node("Identity", List.of("s"), List.of("s_out"))
             .shapelessOutput("s_out", Datatype.BYTES));
     model(
+        "perrow",
+        new OnnxGraphBuilder("perrow")
+            .input("x", Datatype.FP32, -1)
+            .node("Neg", List.of("x"), List.of("y"))
+            .output("y", Datatype.FP32, -1));
+    // Triton's form of a per-row scalar: dims [1] for clients, no dimension for the model
+    Files.writeString(
+        root.resolve("perrow/config.pbtxt"),
+        "max_batch_size: 8\n"
+            + "input [ { name: \"x\" data_type: TYPE_FP32 dims: [ 1 ] reshape: { shape: [ ] } } ]\n"
+            + "output [ { name: \"y\" data_type: TYPE_FP32 dims: [ 1 ] reshape: { shape: [ ] } } ]\n");
+    model(
         "anyshape",
         new OnnxGraphBuilder("anyshape")
             .shapelessInput("x", Datatype.FP32)
@@ -291,6 +303,26 @@ class TensorTypesTest {
                     .build());
     assertThat(g.getOutputs(0).getShapeList()).isEmpty();
     assertThat(g.getRawOutputContents(0).toByteArray()).isEqualTo(raw);
+  }
+
+  /**
+   * {@code reshape: { shape: [ ] }} on an input and an output of a batching model, as Triton means
+   * it: clients send and get {@code [rows, 1]}, the model takes and gives {@code [rows]}.
+   */
+  @Test
+  void reshapeToAScalarPerRow_onAnInputAndAnOutput_isServedAsTritonServesIt() {
+    Http.Response md = http.get("/v2/models/perrow");
+    assertThat(md.status()).as(md.toString()).isEqualTo(200);
+    assertThat(md.json().get("inputs").get(0).get("shape").toString()).isEqualTo("[-1,1]");
+    assertThat(md.json().get("outputs").get(0).get("shape").toString()).isEqualTo("[-1,1]");
+    Http.Response r =
+        http.post(
+            "/v2/models/perrow/infer",
+            "{\"inputs\":[" + input("x", "FP32", "[3,1]", "1,2,3") + "]}");
+    assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    JsonNode y = r.json().get("outputs").get(0);
+    assertThat(y.get("shape").toString()).isEqualTo("[3,1]");
+    assertThat(y.get("data").toString()).isEqualTo("[-1.0,-2.0,-3.0]");
   }
 
   @Test
