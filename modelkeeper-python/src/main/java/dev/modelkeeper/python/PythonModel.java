@@ -30,7 +30,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Iterator;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -406,21 +406,9 @@ final class PythonModel implements InferenceModel {
               call.path("model_version").asText(""),
               inputs,
               requested);
-      List<byte[]> payloads = new ArrayList<>();
-      long total = 0;
-      for (Tensor t : outputs.values()) {
-        byte[] bytes = Instance.binary(t);
-        payloads.add(bytes);
-        total += bytes.length;
-      }
-      ByteBuffer answers = process.callAnswers(total);
-      ArrayNode specs = reply.put("ok", true).putArray("outputs");
-      Iterator<byte[]> data = payloads.iterator();
-      for (Tensor t : outputs.values()) {
-        byte[] bytes = data.next();
-        Instance.spec(specs.addObject(), t, answers.position(), bytes.length);
-        answers.put(bytes);
-      }
+      Encoded encoded = Encoded.of(outputs.values());
+      encoded.writeTo(
+          process.callAnswers(encoded.total()), reply.put("ok", true).putArray("outputs"));
       reply.put("bls_size", process.callAnswersSize());
       return reply;
     } catch (IOException | RuntimeException e) {
@@ -435,6 +423,49 @@ final class PythonModel implements InferenceModel {
     closed = true;
     for (Instance i : all) {
       i.stop(settings.drainTimeout());
+    }
+  }
+
+  /**
+   * Tensors in the binary layout, ready for a shared-memory region, and their total size.
+   *
+   * @param tensors the tensors, in order
+   * @param bytes each one's bytes
+   * @param total their sum
+   */
+  private record Encoded(List<Tensor> tensors, List<byte[]> bytes, long total) {
+
+    static Encoded of(Collection<Tensor> tensors) {
+      List<byte[]> bytes = new ArrayList<>(tensors.size());
+      long total = 0;
+      for (Tensor t : tensors) {
+        ByteBuffer raw = t.binary();
+        byte[] b;
+        if (raw != null) {
+          b = new byte[raw.remaining()];
+          raw.duplicate().get(b);
+        } else {
+          b = t.datatype().toBinary(t.data());
+        }
+        bytes.add(b);
+        total += b.length;
+      }
+      return new Encoded(List.copyOf(tensors), bytes, total);
+    }
+
+    /** Writes them at {@code region}'s position, each described to the child in {@code specs}. */
+    void writeTo(ByteBuffer region, ArrayNode specs) {
+      for (int i = 0; i < tensors.size(); i++) {
+        Tensor t = tensors.get(i);
+        byte[] b = bytes.get(i);
+        ObjectNode s = specs.addObject().put("name", t.name()).put("datatype", t.datatype().name());
+        ArrayNode shape = s.putArray("shape");
+        for (long d : t.shape()) {
+          shape.add(d);
+        }
+        s.put("offset", region.position()).put("length", b.length);
+        region.put(b);
+      }
     }
   }
 
@@ -548,27 +579,19 @@ final class PythonModel implements InferenceModel {
         }
       }
       try {
-        List<byte[]> payloads = new ArrayList<>();
+        List<Encoded> encoded = new ArrayList<>(requests.size());
         long total = 0;
         for (Map<String, Tensor> inputs : requests) {
-          for (Tensor t : inputs.values()) {
-            byte[] bytes = binary(t);
-            payloads.add(bytes);
-            total += bytes.length;
-          }
+          Encoded e = Encoded.of(inputs.values());
+          encoded.add(e);
+          total += e.total();
         }
         ByteBuffer region = process.inputs(total);
         ObjectNode m = JSON.createObjectNode().put("op", "execute").put("input_size", total);
         ArrayNode all = m.putArray("requests");
-        Iterator<byte[]> data = payloads.iterator();
-        for (Map<String, Tensor> inputs : requests) {
+        for (Encoded e : encoded) {
           ObjectNode request = all.addObject();
-          ArrayNode specs = request.putArray("inputs");
-          for (Tensor t : inputs.values()) {
-            byte[] bytes = data.next();
-            spec(specs.addObject(), t, region.position(), bytes.length);
-            region.put(bytes);
-          }
+          e.writeTo(region, request.putArray("inputs"));
           ArrayNode outs = request.putArray("requested_outputs");
           for (String o : requested.isEmpty() ? outputNames(model) : requested) {
             outs.add(o);
@@ -609,28 +632,8 @@ final class PythonModel implements InferenceModel {
       }
     }
 
-    /** How a tensor written at {@code offset} of a region is described to the child. */
-    static void spec(ObjectNode s, Tensor t, int offset, int length) {
-      s.put("name", t.name()).put("datatype", t.datatype().name());
-      ArrayNode shape = s.putArray("shape");
-      for (long d : t.shape()) {
-        shape.add(d);
-      }
-      s.put("offset", offset).put("length", length);
-    }
-
     private static List<String> outputNames(PythonModel model) {
       return model.metadata.outputs().stream().map(TensorSpec::name).toList();
-    }
-
-    static byte[] binary(Tensor t) {
-      ByteBuffer raw = t.binary();
-      if (raw != null) {
-        byte[] out = new byte[raw.remaining()];
-        raw.duplicate().get(out);
-        return out;
-      }
-      return t.datatype().toBinary(t.data());
     }
 
     static Tensor tensor(JsonNode o, ByteBuffer out, String id) {

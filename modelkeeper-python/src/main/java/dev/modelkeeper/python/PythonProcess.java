@@ -3,6 +3,7 @@ package dev.modelkeeper.python;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.modelkeeper.onnx.memory.ProcessMemory;
 import java.io.BufferedReader;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -152,18 +153,9 @@ final class PythonProcess implements AutoCloseable {
     return process.pid();
   }
 
-  /** The child's resident memory, from {@code /proc}; -1 when unknown. */
+  /** The child's resident memory; -1 when unknown. */
   long residentBytes() {
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc/" + process.pid() + "/status"))) {
-        if (line.startsWith("VmRSS:")) {
-          return Long.parseLong(line.substring(6).trim().split("\\s+")[0]) << 10;
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      return -1;
-    }
-    return -1;
+    return ProcessMemory.residentBytes(process.pid());
   }
 
   boolean alive() {

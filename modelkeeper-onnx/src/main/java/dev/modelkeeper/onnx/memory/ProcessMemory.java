@@ -65,9 +65,25 @@ public final class ProcessMemory {
     return -1;
   }
 
+  /**
+   * The resident memory of process {@code pid} (a child of this one, say), from its {@code statm};
+   * -1 when unknown (no such process, or not Linux).
+   */
+  public static long residentBytes(long pid) {
+    if (PAGE_BYTES <= 0) {
+      return -1;
+    }
+    long pages = statmResidentPages(Path.of("/proc", Long.toString(pid), "statm"));
+    return pages < 0 ? -1 : pages * PAGE_BYTES;
+  }
+
   private static long statmResidentPages() {
+    return statmResidentPages(STATM);
+  }
+
+  private static long statmResidentPages(Path statm) {
     try {
-      String s = Files.readString(STATM, StandardCharsets.US_ASCII);
+      String s = Files.readString(statm, StandardCharsets.US_ASCII);
       int a = s.indexOf(' ');
       int b = s.indexOf(' ', a + 1);
       return Long.parseLong(s.substring(a + 1, b));

@@ -106,21 +106,18 @@ def tensor_in(region, spec):
     return pb_utils.Tensor(name, array)
 
 
-def outputs_of(response, requested, out_region, offset):
-    """Writes a response's tensors into the output region from offset; their specs and the end."""
+def write_tensors(tensors, region, offset):
+    """Writes tensors into region (grown as needed) from offset; their specs and the end."""
     specs = []
-    for t in response.output_tensors():
-        if requested and t.name() not in requested:
-            continue
+    for t in tensors:
         array = t.as_numpy()
         datatype = pb_utils.numpy_to_triton_type(array.dtype)
         if datatype is None:
             raise pb_utils.TritonModelException(
-                "output '%s' has numpy type %s, which has no Triton data type" % (t.name(), array.dtype))
+                "tensor '%s' has numpy type %s, which has no Triton data type" % (t.name(), array.dtype))
         data = (pb_utils.serialize_byte_tensor(array) if datatype == "BYTES"
                 else np.ascontiguousarray(array).tobytes())
-        region = out_region.ensure(offset + len(data))
-        region[offset:offset + len(data)] = data
+        region.ensure(offset + len(data))[offset:offset + len(data)] = data
         specs.append({"name": t.name(), "datatype": datatype, "shape": list(array.shape),
                       "offset": offset, "length": len(data)})
         offset += len(data)
@@ -144,17 +141,7 @@ class Caller:
         self.bls_region = bls_region
 
     def __call__(self, request):
-        specs, offset = [], 0
-        for t in request.inputs():
-            array = t.as_numpy()
-            datatype = pb_utils.numpy_to_triton_type(array.dtype)
-            data = (pb_utils.serialize_byte_tensor(array) if datatype == "BYTES"
-                    else np.ascontiguousarray(array).tobytes())
-            region = self.out_region.ensure(offset + len(data))
-            region[offset:offset + len(data)] = data
-            specs.append({"name": t.name(), "datatype": datatype, "shape": list(array.shape),
-                          "offset": offset, "length": len(data)})
-            offset += len(data)
+        specs, _ = write_tensors(request.inputs(), self.out_region, 0)
         version = request.model_version()
         write_message({"op": "infer", "model_name": request.model_name(),
                        "model_version": "" if version in (None, -1, "-1", "") else str(version),
@@ -219,7 +206,10 @@ def main():
                         answers.append({"error": str(response.error().message()),
                                         "code": response.error().code()})
                         continue
-                    specs, offset = outputs_of(response, request["requested_outputs"], out_region, offset)
+                    wanted = request["requested_outputs"]
+                    specs, offset = write_tensors(
+                        [t for t in response.output_tensors() if not wanted or t.name() in wanted],
+                        out_region, offset)
                     answers.append({"outputs": specs})
                 write_message({"ok": True, "responses": answers, "output_size": out_region.size})
             elif op == "finalize":
