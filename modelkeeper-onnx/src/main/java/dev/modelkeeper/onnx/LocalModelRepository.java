@@ -172,6 +172,14 @@ public final class LocalModelRepository implements ModelRepository {
   }
 
   @Override
+  public ModelBackend backend(ModelId id) {
+    ModelConfig triton = tritonConfig(id, false);
+    return triton == null || triton == UNREADABLE
+        ? ModelBackends.of("", "")
+        : ModelBackends.of(triton);
+  }
+
+  @Override
   public ModelArtifact fetch(ModelId id) {
     ModelConfig triton = tritonConfig(id, true);
     ModelId v = concrete(id, triton);

@@ -36,6 +36,15 @@ public interface ModelRepository {
   String location();
 
   /**
+   * The backend that serves {@code id} (a concrete version), as far as the repository can tell
+   * without fetching it: its {@code config.pbtxt}'s choice where it reads one, else ONNX Runtime.
+   * Used to predict the first load of a model that was never measured.
+   */
+  default ModelBackend backend(ModelId id) {
+    return ModelBackends.of("", "");
+  }
+
+  /**
    * A token that changes whenever the files of the version {@code id} names change (its model file
    * and its configuration), read without downloading anything; null when the repository cannot
    * tell. A model refused for a reason in its files is refused the same way, without another load,

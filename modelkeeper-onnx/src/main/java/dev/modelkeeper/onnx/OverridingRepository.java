@@ -233,6 +233,11 @@ public final class OverridingRepository implements ModelRepository {
   }
 
   @Override
+  public ModelBackend backend(ModelId id) {
+    return base.backend(id);
+  }
+
+  @Override
   public String revision(ModelId id) {
     Given o = overrides.get(id.name());
     if (o == null) {

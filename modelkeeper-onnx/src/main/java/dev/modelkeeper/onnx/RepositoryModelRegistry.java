@@ -43,9 +43,6 @@ public final class RepositoryModelRegistry implements ModelRegistry {
   /** How models loaded from now on call other models; see {@link #callModelsThrough}. */
   private volatile ModelCaller caller = ModelCaller.NONE;
 
-  /** The backend of each model version (name/version) loaded so far. */
-  private final Map<String, ModelBackend> backends = new ConcurrentHashMap<>();
-
   /** The last refusal of each model version (name/version), with the revision of its files. */
   private final Map<String, Refusal> refusals = new ConcurrentHashMap<>();
 
@@ -128,9 +125,7 @@ public final class RepositoryModelRegistry implements ModelRegistry {
       String revision = repository.revision(entry.modelId());
       try {
         ModelArtifact artifact = repository.fetch(id);
-        ModelBackend backend = ModelBackends.of(artifact.config());
-        backends.put(entry.id(), backend);
-        return backend.load(artifact, options, caller);
+        return ModelBackends.of(artifact.config()).load(artifact, options, caller);
       } catch (ModelUnservableException e) {
         if (revision != null) {
           refusals.put(entry.id(), new Refusal(revision, e));
@@ -153,10 +148,7 @@ public final class RepositoryModelRegistry implements ModelRegistry {
             .filter(MemoryCost::measured)
             .map(MemoryCost::loadPeakBytes)
             .orElseGet(
-                () ->
-                    backends
-                        .getOrDefault(entry.id(), ModelBackends.of("", ""))
-                        .estimatedPeakBytes(entry.sizeBytes()));
+                () -> repository.backend(entry.modelId()).estimatedPeakBytes(entry.sizeBytes()));
       } catch (ModelKeeperException e) {
         return -1;
       }
